@@ -1,0 +1,121 @@
+/**
+ * Types shared by every stage of the retrieval pipeline (CONTRACT §2, §4).
+ * The pipeline is pure: no I/O, no clock except the one the caller passes in.
+ */
+
+export const MEMORY_TYPES = ["message", "fact", "summary"] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+
+export const ROLES = ["user", "assistant", "system", "tool", "function"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** A memory as a backend adapter returns it, score already normalized to [0,1]. */
+export interface Candidate {
+  id: string;
+  content: string;
+  /** Normalized relevance in [0,1], higher is better. */
+  score: number;
+  /** ISO 8601 timestamp. */
+  timestamp: string;
+  sessionId: string;
+  messageId?: string;
+  type: MemoryType;
+  role?: Role;
+  /** Where the candidate came from (adapters fill these). */
+  backend?: string;
+  sourceId?: string;
+}
+
+/** A candidate on its way through the stages. */
+export interface WorkItem extends Candidate {
+  /** Epoch milliseconds parsed from `timestamp` once (NaN-free: invalid timestamps are rejected before). */
+  timeMs: number;
+  /** Length (UTF-16 code units) of the content before clipping; set by the clip stage. */
+  originalLength: number;
+  wasRedacted: boolean;
+}
+
+export interface Provenance {
+  collection: string;
+  searchType: string;
+  originalLength: number;
+  wasRedacted: boolean;
+  backend?: string;
+  sourceId?: string;
+}
+
+/** The shape of one memory in the response (seed 000's MemoryEntry). */
+export interface MemoryEntry {
+  id: string;
+  content: string;
+  score: number;
+  timestamp: string;
+  sessionId: string;
+  messageId?: string;
+  type: MemoryType;
+  role?: Role;
+  provenance: Provenance;
+}
+
+/** Reasons a stage gives for dropping or changing a candidate (CONTRACT §4). */
+export type TraceReason =
+  | "below_min_score"
+  | `duplicate_of:${string}`
+  | "beyond_topK"
+  | "clipped"
+  | "truncated_by_budget"
+  | "dropped_by_budget"
+  | `redacted:${string}`;
+
+export interface TraceChange {
+  id: string;
+  reason: TraceReason;
+}
+
+export type StageName =
+  | "redaction"
+  | "score_threshold"
+  | "deduplication"
+  | "interleave"
+  | "clip"
+  | "token_budget"
+  | "format";
+
+export interface StageTrace {
+  stage: StageName;
+  in: number;
+  out: number;
+  changes: TraceChange[];
+  /** Free-form facts a stage wants to show (e.g. tokens used). Values are plain JSON. */
+  detail?: Record<string, string | number | boolean>;
+}
+
+/** What each stage returns. */
+export interface StageResult {
+  items: WorkItem[];
+  trace: StageTrace;
+}
+
+/** Counts tokens of a text under one encoding. Implementations are created once at boot and reused. */
+export interface Tokenizer {
+  readonly name: "o200k_base" | "cl100k_base" | "approx";
+  count(text: string): number;
+}
+
+export interface RedactionResult {
+  text: string;
+  /** Names of the detectors (or custom pattern names) that matched, in first-match order, without repeats. */
+  fired: string[];
+}
+
+/** A compiled redaction configuration. Stateless and safe to share between requests. */
+export interface Redactor {
+  readonly enabled: boolean;
+  redact(text: string): RedactionResult;
+}
+
+/** Everything a stage may use besides the policy. Built once per policy, never per request. */
+export interface StageContext {
+  redactor: Redactor;
+  tokenizer: Tokenizer;
+}

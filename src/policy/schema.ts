@@ -1,0 +1,191 @@
+import { z } from "zod";
+
+/**
+ * The policy file format (CONTRACT §5). Ranges are seed 000's AdminMemorySettings.
+ * Objects are strict: an unknown key is a typo an ops team wants to hear about.
+ */
+
+export const BACKEND_NAMES = ["local", "zep", "openmemory"] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
+
+export const SEARCH_TYPES = ["hybrid", "semantic", "keyword"] as const;
+export const STRATEGIES = ["alternate", "score_first", "recency_first", "weighted"] as const;
+export const TOKENIZERS = ["o200k_base", "cl100k_base", "approx"] as const;
+export type TokenizerName = (typeof TOKENIZERS)[number];
+export const DETECTORS = ["email", "ssn", "credit_card", "phone", "ipv4"] as const;
+export type DetectorName = (typeof DETECTORS)[number];
+export const FALLBACK_ACTIONS = ["skip", "empty", "cache"] as const;
+export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];
+export const FALLBACK_CODES = [
+  "MEMORY_DISABLED",
+  "SESSION_INVALID",
+  "INVALID_QUERY",
+  "COLLECTION_NOT_FOUND",
+  "RATE_LIMITED",
+  "ZEP_UNAVAILABLE",
+  "OPENMEMORY_UNAVAILABLE",
+  "LOCAL_UNAVAILABLE",
+] as const;
+export type FallbackCode = (typeof FALLBACK_CODES)[number];
+
+export const DEFAULT_FALLBACKS: Record<FallbackCode, FallbackAction> = {
+  MEMORY_DISABLED: "skip",
+  SESSION_INVALID: "skip",
+  INVALID_QUERY: "skip",
+  COLLECTION_NOT_FOUND: "empty",
+  RATE_LIMITED: "cache",
+  ZEP_UNAVAILABLE: "skip",
+  OPENMEMORY_UNAVAILABLE: "skip",
+  LOCAL_UNAVAILABLE: "skip",
+};
+
+export const ZEP_SCOPES = ["edges", "episodes", "nodes", "thread_summaries"] as const;
+export const ZEP_RERANKERS = ["cross_encoder", "rrf", "mmr", "node_distance", "episode_mentions"] as const;
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const customPattern = z.union([
+  z.string().min(1).max(1000),
+  z
+    .object({
+      name: z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "lowercase letters, digits and _ (at most 40)"),
+      pattern: z.string().min(1).max(1000),
+      flags: z
+        .string()
+        .regex(/^[imsu]*$/, "only the flags i, m, s, u")
+        .optional(),
+    })
+    .strict(),
+]);
+
+export const retrievalSchema = z
+  .object({
+    topK: int(1, 20).default(8),
+    overfetch: int(1, 5).default(2),
+    clipSentences: int(1, 5).default(2),
+    maxTokens: int(100, 3000).default(1500),
+    searchType: z.enum(SEARCH_TYPES).default("hybrid"),
+    minScore: z.number().min(0).max(1).default(0.3),
+    maxQueryChars: int(1, 32768).default(4000),
+  })
+  .strict();
+
+export const interleavingSchema = z
+  .object({
+    strategy: z.enum(STRATEGIES).default("alternate"),
+    /** For `weighted`: this many score picks, then one recency pick. */
+    ratio: int(1, 10).default(2),
+  })
+  .strict();
+
+export const redactionSchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    detectors: z.array(z.enum(DETECTORS)).max(DETECTORS.length).default(["email", "ssn", "credit_card"]),
+    patterns: z.array(customPattern).max(50).default([]),
+    replacement: z.string().max(64).default("[REDACTED]"),
+  })
+  .strict();
+
+const fallbacksSchema = z
+  .object(
+    Object.fromEntries(FALLBACK_CODES.map((c) => [c, z.enum(FALLBACK_ACTIONS).optional()])) as Record<
+      FallbackCode,
+      z.ZodOptional<z.ZodEnum<{ skip: "skip"; empty: "empty"; cache: "cache" }>>
+    >,
+  )
+  .strict()
+  .default({})
+  .transform((f) => ({ ...DEFAULT_FALLBACKS, ...stripUndefined(f) }));
+
+function stripUndefined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+export const policySchema = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "1–64 of a-z, 0-9, _ . - (starting with a letter or digit)"),
+    version: int(1, 1_000_000),
+    description: z.string().max(2000).optional(),
+    backend: z.enum(BACKEND_NAMES).optional(),
+    retrieval: retrievalSchema.default(retrievalSchema.parse({})),
+    interleaving: interleavingSchema.default(interleavingSchema.parse({})),
+    redaction: redactionSchema.default(redactionSchema.parse({})),
+    tokenizer: z.enum(TOKENIZERS).default("o200k_base"),
+    fallbacks: fallbacksSchema,
+    cache: z
+      .object({ ttlSeconds: int(0, 86_400).default(60), staleSeconds: int(0, 604_800).default(3600) })
+      .strict()
+      .default({ ttlSeconds: 60, staleSeconds: 3600 }),
+    rateLimit: z
+      .object({
+        perUser: z
+          .object({ points: int(1, 1_000_000).default(30), durationSeconds: int(1, 86_400).default(60) })
+          .strict()
+          .default({ points: 30, durationSeconds: 60 }),
+      })
+      .strict()
+      .default({ perUser: { points: 30, durationSeconds: 60 } }),
+    timeouts: z
+      .object({ backendMs: int(50, 30_000).default(1500) })
+      .strict()
+      .default({ backendMs: 1500 }),
+    format: z
+      .object({
+        timeZone: z
+          .string()
+          .refine(isValidTimeZone, "an IANA time zone such as UTC or Europe/Paris")
+          .default("UTC"),
+      })
+      .strict()
+      .default({ timeZone: "UTC" }),
+    zep: z
+      .object({
+        scopes: z.array(z.enum(ZEP_SCOPES)).min(1).max(ZEP_SCOPES.length).default(["edges", "episodes"]),
+        reranker: z.enum(ZEP_RERANKERS).default("cross_encoder"),
+      })
+      .strict()
+      .default({ scopes: ["edges", "episodes"], reranker: "cross_encoder" }),
+  })
+  .strict();
+
+/** A policy as written in a file (before defaults). */
+export type PolicyInput = z.input<typeof policySchema>;
+/** A validated policy with every default filled in. */
+export type Policy = z.output<typeof policySchema>;
+export type CustomPattern = z.output<typeof customPattern>;
+
+/**
+ * Request `overrides` (CONTRACT §2): seed 000's AdminMemorySettings subset, flat, validated against the
+ * same ranges as the policy file.
+ */
+export const overridesSchema = z
+  .object({
+    topK: retrievalSchema.shape.topK.unwrap().optional(),
+    clipSentences: retrievalSchema.shape.clipSentences.unwrap().optional(),
+    maxTokens: retrievalSchema.shape.maxTokens.unwrap().optional(),
+    searchType: z.enum(SEARCH_TYPES).optional(),
+    minScore: retrievalSchema.shape.minScore.unwrap().optional(),
+    enableRedaction: z.boolean().optional(),
+    customRedactionPatterns: z.array(customPattern).max(50).optional(),
+    interleaving: z
+      .object({ strategy: z.enum(STRATEGIES), ratio: int(1, 10).optional() })
+      .strict()
+      .optional(),
+    tokenizer: z.enum(TOKENIZERS).optional(),
+  })
+  .strict();
+export type Overrides = z.output<typeof overridesSchema>;
