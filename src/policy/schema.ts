@@ -42,7 +42,15 @@ export const DEFAULT_FALLBACKS: Record<FallbackCode, FallbackAction> = {
 export const ZEP_SCOPES = ["edges", "episodes", "nodes", "thread_summaries"] as const;
 export const ZEP_RERANKERS = ["cross_encoder", "rrf", "mmr", "node_distance", "episode_mentions"] as const;
 
-const int = (min: number, max: number) => z.number().int().min(min).max(max);
+/** Numbers whose errors state the allowed range, so an ops team knows what to write instead. */
+const int = (min: number, max: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+const fraction = () => {
+  const error = "must be a number from 0 to 1";
+  return z.number({ error }).min(0, { error }).max(1, { error });
+};
 
 function isValidTimeZone(tz: string): boolean {
   try {
@@ -74,7 +82,7 @@ export const retrievalSchema = z
     clipSentences: int(1, 5).default(2),
     maxTokens: int(100, 3000).default(1500),
     searchType: z.enum(SEARCH_TYPES).default("hybrid"),
-    minScore: z.number().min(0).max(1).default(0.3),
+    minScore: fraction().default(0.3),
     maxQueryChars: int(1, 32768).default(4000),
   })
   .strict();

@@ -1,0 +1,15 @@
+/** Where CLI commands write; injected so tests drive the same entry point users do. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const processIo: CliIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** Exit codes: 0 success, 1 unexpected failure, 2 invalid input (policy, file, arguments). */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_INVALID = 2;

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { compilePolicy } from "../policy/compile";
+import { formatProblem, PolicyError, type PolicyProblem, readPolicyFile } from "../policy/load";
+import { policySchema } from "../policy/schema";
+import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
+
+/** `memgate policy validate <files…>`: exit 0, or 2 with one line per problem on stderr. */
+export async function validateCommand(files: string[], io: CliIo): Promise<number> {
+  const problems: PolicyProblem[] = [];
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    const parsed = await readPolicyFile(file);
+    if (!parsed.ok) {
+      problems.push(...parsed.problems);
+      continue;
+    }
+    try {
+      const compiled = compilePolicy(parsed.policy, file);
+      const other = seen.get(compiled.policy.name);
+      if (other !== undefined) {
+        problems.push({ file, path: ["name"], message: `policy "${compiled.policy.name}" is also defined in ${other}` });
+        continue;
+      }
+      seen.set(compiled.policy.name, file);
+      io.out(`${file}: ok (${compiled.policy.name} v${compiled.policy.version}, hash ${compiled.hash.slice(0, 12)})`);
+    } catch (err) {
+      if (!(err instanceof PolicyError)) throw err;
+      problems.push(...err.problems);
+    }
+  }
+  for (const p of problems) io.err(formatProblem(p));
+  return problems.length > 0 ? EXIT_INVALID : EXIT_OK;
+}
+
+/** The JSON Schema of a policy file as written (defaults optional), for editors. */
+export function policyJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(policySchema, { io: "input", target: "draft-2020-12" });
+  return {
+    ...schema,
+    $id: "https://memgate.dev/schemas/policy.json",
+    title: "memgate retrieval policy",
+    description: "One retrieval policy (CONTRACT §5). Ranges are seed 000's AdminMemorySettings.",
+  };
+}
+
+export function schemaCommand(io: CliIo): number {
+  io.out(JSON.stringify(policyJsonSchema(), null, 2));
+  return EXIT_OK;
+}

@@ -1,0 +1,83 @@
+/**
+ * One error-code enum, one code→status map, one problem+json shape (CONTRACT §2). Only the caller's own faults
+ * produce non-200 answers; a failing backend, Redis or policy stage produces a fallback instead.
+ */
+
+export const ERROR_CODES = [
+  "MALFORMED_JSON",
+  "VALIDATION_FAILED",
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "PAYLOAD_TOO_LARGE",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "RATE_LIMITED",
+  "SHUTTING_DOWN",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  MALFORMED_JSON: 400,
+  VALIDATION_FAILED: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  SHUTTING_DOWN: 503,
+  INTERNAL: 500,
+};
+
+const TITLE_OF: Record<ErrorCode, string> = {
+  MALFORMED_JSON: "Malformed JSON",
+  VALIDATION_FAILED: "Invalid request",
+  UNAUTHORIZED: "Unauthorized",
+  FORBIDDEN: "Forbidden",
+  NOT_FOUND: "Not found",
+  PAYLOAD_TOO_LARGE: "Payload too large",
+  UNSUPPORTED_MEDIA_TYPE: "Unsupported media type",
+  RATE_LIMITED: "Too many requests",
+  SHUTTING_DOWN: "Shutting down",
+  INTERNAL: "Internal error",
+};
+
+/** RFC 9457 problem details, plus memgate's `code` and `requestId`. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  requestId: string;
+}
+
+/** Thrown (or passed to `next`) by middleware and routes; the error handler answers it. */
+export class HttpProblem extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers (e.g. Retry-After). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, headers: Record<string, string> = {}) {
+    super(detail);
+    this.name = "HttpProblem";
+    this.code = code;
+    this.status = STATUS_OF[code];
+    this.headers = headers;
+  }
+}
+
+export function toProblem(code: ErrorCode, detail: string, requestId: string): Problem {
+  return {
+    type: `https://memgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`,
+    title: TITLE_OF[code],
+    status: STATUS_OF[code],
+    detail,
+    code,
+    requestId,
+  };
+}
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";

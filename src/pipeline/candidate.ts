@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { MEMORY_TYPES, ROLES } from "./types";
+
+/** ISO 8601 with a date and time (and optional zone), the form backends and replay files carry. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+export const candidateSchema = z
+  .object({
+    id: z.string().min(1).max(256),
+    content: z.string().max(1_000_000),
+    score: z.number().min(0).max(1),
+    timestamp: z
+      .string()
+      .regex(ISO_8601, "must be an ISO 8601 date-time")
+      .refine((s) => !Number.isNaN(Date.parse(s)), "must be a real date"),
+    sessionId: z.string().max(256),
+    messageId: z.string().max(256).optional(),
+    type: z.enum(MEMORY_TYPES),
+    role: z.enum(ROLES).optional(),
+    backend: z.string().max(64).optional(),
+    sourceId: z.string().max(256).optional(),
+  })
+  .strict();
+
+/** The input of `memgate replay` (CONTRACT §5). */
+export const replayInputSchema = z
+  .object({
+    query: z.string().max(32_768),
+    userId: z.string().min(1).max(128),
+    results: z.array(candidateSchema).max(10_000),
+  })
+  .strict();
+export type ReplayInput = z.output<typeof replayInputSchema>;

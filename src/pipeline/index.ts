@@ -1,0 +1,157 @@
+import type { CompiledPolicy } from "../policy/compile";
+import { countTotalTokens, budgetStage } from "./stages/budget";
+import { clipStage } from "./stages/clip";
+import { dedupStage } from "./stages/dedup";
+import { formatSystemPrompt } from "./stages/format";
+import { interleaveStage } from "./stages/interleave";
+import { redactStage } from "./stages/redact";
+import { thresholdStage } from "./stages/threshold";
+import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
+
+export type CacheStatus = "hit" | "miss" | "stale" | "bypass";
+
+export interface FallbackInfo {
+  code: string;
+  action: "skip" | "empty" | "cache";
+  message: string;
+}
+
+/** CONTRACT §2 `metadata`. */
+export interface RetrievalMetadata {
+  queryTime: number;
+  totalResults: number;
+  includedResults: number;
+  totalTokens: number;
+  appliedFilters: string[];
+  config: { topK: number; clipSentences: number; maxTokens: number; searchType: string; minScore: number };
+  policy: { name: string; version: number; hash: string };
+  backend: string;
+  cache: CacheStatus;
+  fallback: FallbackInfo | null;
+}
+
+export interface RetrievalPayload {
+  memories: MemoryEntry[];
+  metadata: RetrievalMetadata;
+  systemPrompt: string;
+  trace?: StageTrace[];
+}
+
+export interface PipelineInput {
+  userId: string;
+  candidates: readonly Candidate[];
+  /** Backend name reported in metadata and provenance. */
+  backend: string;
+  explain?: boolean;
+}
+
+export interface PipelineResult {
+  memories: MemoryEntry[];
+  systemPrompt: string;
+  totalResults: number;
+  totalTokens: number;
+  appliedFilters: string[];
+  trace: StageTrace[];
+}
+
+function toWorkItem(c: Candidate): WorkItem {
+  const timeMs = Date.parse(c.timestamp);
+  return { ...c, timeMs: Number.isNaN(timeMs) ? 0 : timeMs, originalLength: c.content.length, wasRedacted: false };
+}
+
+/**
+ * Stages 2–8 of CONTRACT §4, pure and deterministic: same policy + same candidates ⇒ byte-identical
+ * memories and systemPrompt (no clock, no locale, ties broken by id).
+ */
+export function runPipeline(input: PipelineInput, compiled: CompiledPolicy): PipelineResult {
+  const { policy, ctx } = compiled;
+  const trace: StageTrace[] = [];
+  const applied: string[] = [];
+  let items = input.candidates.map(toWorkItem);
+  const run = (filter: string, result: StageResult) => {
+    items = result.items;
+    trace.push(result.trace);
+    applied.push(filter);
+  };
+
+  if (ctx.redactor.enabled) run("redaction", redactStage(items, policy, ctx));
+  run("score_threshold", thresholdStage(items, policy));
+  run("deduplication", dedupStage(items, policy));
+  run(`interleave:${policy.interleaving.strategy}`, interleaveStage(items, policy));
+  run("clip", clipStage(items, policy, ctx));
+  run("token_budget", budgetStage(items, policy, ctx));
+
+  const collection = `user:${input.userId}`;
+  const memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));
+  const systemPrompt = formatSystemPrompt(memories, {
+    timeZone: policy.format.timeZone,
+    includedResults: memories.length,
+  });
+  return {
+    memories,
+    systemPrompt,
+    totalResults: input.candidates.length,
+    totalTokens: countTotalTokens(
+      memories.map((m) => m.content),
+      ctx.tokenizer,
+    ),
+    appliedFilters: applied,
+    trace,
+  };
+}
+
+function toEntry(item: WorkItem, collection: string, searchType: string): MemoryEntry {
+  const entry: MemoryEntry = {
+    id: item.id,
+    content: item.content,
+    score: item.score,
+    timestamp: item.timestamp,
+    sessionId: item.sessionId,
+    type: item.type,
+    provenance: {
+      collection,
+      searchType,
+      originalLength: item.originalLength,
+      wasRedacted: item.wasRedacted,
+    },
+  };
+  if (item.messageId !== undefined) entry.messageId = item.messageId;
+  if (item.role !== undefined) entry.role = item.role;
+  if (item.backend !== undefined) entry.provenance.backend = item.backend;
+  if (item.sourceId !== undefined) entry.provenance.sourceId = item.sourceId;
+  return entry;
+}
+
+export function configOf(compiled: CompiledPolicy): RetrievalMetadata["config"] {
+  const { topK, clipSentences, maxTokens, searchType, minScore } = compiled.policy.retrieval;
+  return { topK, clipSentences, maxTokens, searchType, minScore };
+}
+
+export interface PayloadExtras {
+  backend: string;
+  cache: CacheStatus;
+  queryTimeMs: number;
+  explain?: boolean;
+}
+
+/** Assembles the CONTRACT §2 payload from a pipeline result. */
+export function buildPayload(result: PipelineResult, compiled: CompiledPolicy, extras: PayloadExtras): RetrievalPayload {
+  const payload: RetrievalPayload = {
+    memories: result.memories,
+    metadata: {
+      queryTime: Math.round(extras.queryTimeMs * 100) / 100,
+      totalResults: result.totalResults,
+      includedResults: result.memories.length,
+      totalTokens: result.totalTokens,
+      appliedFilters: result.appliedFilters,
+      config: configOf(compiled),
+      policy: { name: compiled.policy.name, version: compiled.policy.version, hash: compiled.hash },
+      backend: extras.backend,
+      cache: extras.cache,
+      fallback: null,
+    },
+    systemPrompt: result.systemPrompt,
+  };
+  if (extras.explain) payload.trace = result.trace;
+  return payload;
+}

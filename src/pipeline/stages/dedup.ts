@@ -1,0 +1,51 @@
+import type { Policy } from "../../policy/schema";
+import { byScore } from "../order";
+import { normalizeAndHash } from "../text/hash";
+import type { StageResult, TraceChange, WorkItem } from "../types";
+
+/** Among duplicates: highest score, then newer, then smaller id. */
+function better(a: WorkItem, b: WorkItem): boolean {
+  if (a.score !== b.score) return a.score > b.score;
+  if (a.timeMs !== b.timeMs) return a.timeMs > b.timeMs;
+  return a.id < b.id;
+}
+
+/**
+ * Stage 4: hash dedup (seed 000's normalizeAndHash), then keep the best `topK` by score.
+ * Output is ordered by score (desc, then id) — the order interleaving starts from.
+ */
+export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
+  const winners = new Map<string, WorkItem>();
+  const losers: Array<{ item: WorkItem; hash: string }> = [];
+  for (const item of items) {
+    const hash = normalizeAndHash(item.content);
+    const current = winners.get(hash);
+    if (current === undefined) {
+      winners.set(hash, item);
+    } else if (better(item, current)) {
+      winners.set(hash, item);
+      losers.push({ item: current, hash });
+    } else {
+      losers.push({ item, hash });
+    }
+  }
+  const changes: TraceChange[] = [];
+  for (const { item, hash } of losers) {
+    const winner = winners.get(hash);
+    if (winner !== undefined) changes.push({ id: item.id, reason: `duplicate_of:${winner.id}` });
+  }
+  const unique = [...winners.values()].sort(byScore);
+  const { topK } = policy.retrieval;
+  for (const item of unique.slice(topK)) changes.push({ id: item.id, reason: "beyond_topK" });
+  const kept = unique.slice(0, topK);
+  return {
+    items: kept,
+    trace: {
+      stage: "deduplication",
+      in: items.length,
+      out: kept.length,
+      changes,
+      detail: { duplicates: losers.length, topK },
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
+import { getTokenizer } from "../pipeline/tokenizers";
+import type { StageContext } from "../pipeline/types";
+import { canonicalJson, sha256Hex } from "./canonical";
+import { PolicyError, type PolicyProblem, problemsFromZod } from "./load";
+import { type Overrides, overridesSchema, type Policy, type PolicyInput, policySchema } from "./schema";
+
+/** A validated policy with everything its stages need built once: the redactor, the tokenizer, its hash. */
+export interface CompiledPolicy {
+  readonly policy: Policy;
+  /** SHA-256 (hex) of the canonical JSON of the validated policy, defaults included. */
+  readonly hash: string;
+  readonly ctx: StageContext;
+}
+
+export function policyHash(policy: Policy): string {
+  return sha256Hex(canonicalJson(policy));
+}
+
+/** Builds the stage context. Throws PolicyError (naming the field) when a custom pattern does not compile. */
+export function compilePolicy(policy: Policy, file = `policy:${policy.name}`): CompiledPolicy {
+  try {
+    return {
+      policy,
+      hash: policyHash(policy),
+      ctx: { redactor: compileRedactor(policy.redaction), tokenizer: getTokenizer(policy.tokenizer) },
+    };
+  } catch (err) {
+    if (err instanceof RedactionPatternError) {
+      throw new PolicyError([{ file, path: err.path, message: err.message }]);
+    }
+    throw err;
+  }
+}
+
+/** Maps request overrides (seed 000's flat AdminMemorySettings subset) onto the policy-file shape. */
+export function overridesToPolicyInput(base: Policy, o: Overrides): PolicyInput {
+  const retrieval = { ...base.retrieval };
+  if (o.topK !== undefined) retrieval.topK = o.topK;
+  if (o.clipSentences !== undefined) retrieval.clipSentences = o.clipSentences;
+  if (o.maxTokens !== undefined) retrieval.maxTokens = o.maxTokens;
+  if (o.searchType !== undefined) retrieval.searchType = o.searchType;
+  if (o.minScore !== undefined) retrieval.minScore = o.minScore;
+  const redaction = { ...base.redaction };
+  if (o.enableRedaction !== undefined) redaction.enabled = o.enableRedaction;
+  if (o.customRedactionPatterns !== undefined) redaction.patterns = o.customRedactionPatterns;
+  const interleaving = o.interleaving ? { ...base.interleaving, ...o.interleaving } : base.interleaving;
+  return {
+    ...base,
+    retrieval,
+    redaction,
+    interleaving,
+    tokenizer: o.tokenizer ?? base.tokenizer,
+  };
+}
+
+/**
+ * Compiled policies for (base hash, overrides) pairs, so a request with overrides does not recompile RE2
+ * patterns each time. Bounded: the oldest entry is evicted past `max`.
+ */
+export class OverrideCache {
+  private readonly entries = new Map<string, CompiledPolicy>();
+  constructor(private readonly max = 256) {}
+
+  /**
+   * Validates `overrides` against the same ranges as policy files and returns the compiled result.
+   * Throws PolicyError whose problems name the field under `overrides`.
+   */
+  apply(base: CompiledPolicy, overrides: unknown): CompiledPolicy {
+    const parsedOverrides = overridesSchema.safeParse(overrides);
+    if (!parsedOverrides.success) {
+      throw new PolicyError(problemsFromZod("request", prefix(parsedOverrides.error), undefined, { overrides }));
+    }
+    const key = `${base.hash}:${canonicalJson(parsedOverrides.data)}`;
+    const hit = this.entries.get(key);
+    if (hit) return hit;
+    const merged = policySchema.safeParse(overridesToPolicyInput(base.policy, parsedOverrides.data));
+    if (!merged.success) {
+      const problems: PolicyProblem[] = problemsFromZod("request", merged.error).map((p) => ({
+        ...p,
+        path: ["overrides", ...p.path],
+      }));
+      throw new PolicyError(problems);
+    }
+    let compiled: CompiledPolicy;
+    try {
+      compiled = compilePolicy(merged.data, "request");
+    } catch (err) {
+      if (err instanceof PolicyError) {
+        throw new PolicyError(
+          err.problems.map((p) => ({ ...p, path: ["overrides", "customRedactionPatterns", ...p.path.slice(2)] })),
+        );
+      }
+      throw err;
+    }
+    if (this.entries.size >= this.max) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, compiled);
+    return compiled;
+  }
+}
+
+function prefix<E extends { issues: Array<{ path: PropertyKey[] }> }>(error: E): E {
+  for (const issue of error.issues) issue.path = ["overrides", ...issue.path];
+  return error;
+}

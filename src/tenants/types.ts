@@ -1,0 +1,32 @@
+import type { BackendConfig } from "../backends/types";
+import type { BackendName } from "../policy/schema";
+
+export const SCOPES = ["retrieve", "admin", "proxy"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A tenant with its secrets already resolved from the environment variables its file names. */
+export interface Tenant {
+  id: string;
+  /** Policies this tenant may use; `default` is used when a request names none. */
+  policies: { allowed: readonly string[]; default: string };
+  /** Backend used when neither the request nor the policy names one. */
+  defaultBackend: BackendName;
+  /** The backends this tenant has, with its own credentials. A backend absent here is not reachable. */
+  backends: BackendConfig;
+}
+
+/** Who is calling: the tenant and the scopes of the key that was presented. */
+export interface Principal {
+  tenant: Tenant;
+  scopes: ReadonlySet<Scope>;
+  /** A short non-secret id of the key (first 8 hex of its hash), safe for logs; "dev" in dev mode. */
+  keyId: string;
+}
+
+export interface TenantDirectory {
+  /** True without a tenants file: one tenant `dev`, every scope, any key or none. */
+  readonly devMode: boolean;
+  /** The principal for a presented key (undefined = no key); null when the key is unknown. */
+  authenticate(key: string | undefined): Principal | null;
+  tenants(): readonly Tenant[];
+}
