@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-"use strict";
 // The memgate command. Runs the compiled CLI in dist/ (built by `npm ci` through the `prepare` script).
 const path = require("node:path");
 const fs = require("node:fs");

@@ -1,4 +1,6 @@
 import { Command, CommanderError } from "commander";
+import { serveCommand } from "../server/serve";
+import { keysHashCommand, keysNewCommand } from "../tenants/keys";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, processIo } from "./io";
 import { schemaCommand, validateCommand } from "./policy";
 import { replayCommand } from "./replay";
@@ -10,6 +12,28 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .description("memgate: a retrieval-policy gateway in front of long-term memory services")
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  program
+    .command("serve")
+    .description("run the gateway (configuration from the environment, see README)")
+    .action(async () => {
+      code = await serveCommand();
+    });
+
+  const keys = program.command("keys").description("API keys for the tenants file");
+  keys
+    .command("hash")
+    .description("print the SHA-256 of a key for config/tenants.yaml (reads stdin when no key is given)")
+    .argument("[key]", "the API key (prefer stdin: it stays out of shell history)")
+    .action(async (key: string | undefined) => {
+      code = await keysHashCommand(key, io);
+    });
+  keys
+    .command("new")
+    .description("generate a new random API key and print it with its hash")
+    .action(async () => {
+      code = await keysNewCommand(io);
+    });
 
   const policy = program.command("policy").description("work with policy files");
   policy

@@ -18,11 +18,17 @@ export async function validateCommand(files: string[], io: CliIo): Promise<numbe
       const compiled = compilePolicy(parsed.policy, file);
       const other = seen.get(compiled.policy.name);
       if (other !== undefined) {
-        problems.push({ file, path: ["name"], message: `policy "${compiled.policy.name}" is also defined in ${other}` });
+        problems.push({
+          file,
+          path: ["name"],
+          message: `policy "${compiled.policy.name}" is also defined in ${other}`,
+        });
         continue;
       }
       seen.set(compiled.policy.name, file);
-      io.out(`${file}: ok (${compiled.policy.name} v${compiled.policy.version}, hash ${compiled.hash.slice(0, 12)})`);
+      io.out(
+        `${file}: ok (${compiled.policy.name} v${compiled.policy.version}, hash ${compiled.hash.slice(0, 12)})`,
+      );
     } catch (err) {
       if (!(err instanceof PolicyError)) throw err;
       problems.push(...err.problems);

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
-import { replayInputSchema } from "../pipeline/candidate";
 import { buildPayload, runPipeline } from "../pipeline";
+import { replayInputSchema } from "../pipeline/candidate";
 import { compilePolicy } from "../policy/compile";
 import { formatPath, formatProblem, PolicyError, readPolicyFile } from "../policy/load";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
@@ -50,7 +50,10 @@ export async function replayCommand(opts: ReplayOptions, io: CliIo): Promise<num
   }
 
   const started = performance.now();
-  const result = runPipeline({ userId: input.data.userId, candidates: input.data.results, backend: "replay" }, compiled);
+  const result = runPipeline(
+    { userId: input.data.userId, candidates: input.data.results, backend: "replay" },
+    compiled,
+  );
   const payload = buildPayload(result, compiled, {
     backend: "replay",
     cache: "bypass",

@@ -1,5 +1,5 @@
 import type { CompiledPolicy } from "../policy/compile";
-import { countTotalTokens, budgetStage } from "./stages/budget";
+import { budgetStage, countTotalTokens } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt } from "./stages/format";
@@ -56,7 +56,12 @@ export interface PipelineResult {
 
 function toWorkItem(c: Candidate): WorkItem {
   const timeMs = Date.parse(c.timestamp);
-  return { ...c, timeMs: Number.isNaN(timeMs) ? 0 : timeMs, originalLength: c.content.length, wasRedacted: false };
+  return {
+    ...c,
+    timeMs: Number.isNaN(timeMs) ? 0 : timeMs,
+    originalLength: c.content.length,
+    wasRedacted: false,
+  };
 }
 
 /**
@@ -135,7 +140,11 @@ export interface PayloadExtras {
 }
 
 /** Assembles the CONTRACT §2 payload from a pipeline result. */
-export function buildPayload(result: PipelineResult, compiled: CompiledPolicy, extras: PayloadExtras): RetrievalPayload {
+export function buildPayload(
+  result: PipelineResult,
+  compiled: CompiledPolicy,
+  extras: PayloadExtras,
+): RetrievalPayload {
   const payload: RetrievalPayload = {
     memories: result.memories,
     metadata: {

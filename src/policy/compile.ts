@@ -27,7 +27,7 @@ export function compilePolicy(policy: Policy, file = `policy:${policy.name}`): C
     };
   } catch (err) {
     if (err instanceof RedactionPatternError) {
-      throw new PolicyError([{ file, path: err.path, message: err.message }]);
+      throw new PolicyError([{ file, path: [...err.path], message: err.message }]);
     }
     throw err;
   }
@@ -69,7 +69,9 @@ export class OverrideCache {
   apply(base: CompiledPolicy, overrides: unknown): CompiledPolicy {
     const parsedOverrides = overridesSchema.safeParse(overrides);
     if (!parsedOverrides.success) {
-      throw new PolicyError(problemsFromZod("request", prefix(parsedOverrides.error), undefined, { overrides }));
+      throw new PolicyError(
+        problemsFromZod("request", prefix(parsedOverrides.error), undefined, { overrides }),
+      );
     }
     const key = `${base.hash}:${canonicalJson(parsedOverrides.data)}`;
     const hit = this.entries.get(key);
@@ -88,7 +90,10 @@ export class OverrideCache {
     } catch (err) {
       if (err instanceof PolicyError) {
         throw new PolicyError(
-          err.problems.map((p) => ({ ...p, path: ["overrides", "customRedactionPatterns", ...p.path.slice(2)] })),
+          err.problems.map((p) => ({
+            ...p,
+            path: ["overrides", "customRedactionPatterns", ...p.path.slice(2)],
+          })),
         );
       }
       throw err;

@@ -51,11 +51,19 @@ export function problemsFromZod(
       const keys = issue.keys;
       const first = keys[0];
       const line = first === undefined ? undefined : lineOf([...path, first]);
-      return { file, line: line ?? lineOf(path), path, message: `unknown key(s) ${keys.map((k) => `"${k}"`).join(", ")}` };
+      return {
+        file,
+        line: line ?? lineOf(path),
+        path,
+        message: `unknown key(s) ${keys.map((k) => `"${k}"`).join(", ")}`,
+      };
     }
     const got = valueAt(input, path);
     if (issue.code === "invalid_type" && got === undefined && input !== undefined) message = "is required";
-    if (got !== undefined && (typeof got === "number" || typeof got === "string" || typeof got === "boolean")) {
+    if (
+      got !== undefined &&
+      (typeof got === "number" || typeof got === "string" || typeof got === "boolean")
+    ) {
       message += ` (got ${JSON.stringify(got)})`;
     }
     return { file, line: lineOf(path), path, message };
@@ -89,7 +97,10 @@ export function parsePolicyText(text: string, file: string): PolicyParse {
   }
   const data: unknown = doc.toJS({ maxAliasCount: 50 });
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    return { ok: false, problems: [{ file, line: 1, path: [], message: "must be a mapping (an object) of policy fields" }] };
+    return {
+      ok: false,
+      problems: [{ file, line: 1, path: [], message: "must be a mapping (an object) of policy fields" }],
+    };
   }
   /** The line of the deepest node of `path` that exists in the document. */
   const lineOf = (path: Array<string | number>): number | undefined => {

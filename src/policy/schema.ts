@@ -25,6 +25,7 @@ export const FALLBACK_CODES = [
   "ZEP_UNAVAILABLE",
   "OPENMEMORY_UNAVAILABLE",
   "LOCAL_UNAVAILABLE",
+  "POLICY_FAILED",
 ] as const;
 export type FallbackCode = (typeof FALLBACK_CODES)[number];
 
@@ -37,10 +38,13 @@ export const DEFAULT_FALLBACKS: Record<FallbackCode, FallbackAction> = {
   ZEP_UNAVAILABLE: "skip",
   OPENMEMORY_UNAVAILABLE: "skip",
   LOCAL_UNAVAILABLE: "skip",
+  /** A policy stage threw (a bug): never a 5xx, the request degrades like an unavailable backend. */
+  POLICY_FAILED: "skip",
 };
 
 export const ZEP_SCOPES = ["edges", "episodes", "nodes", "thread_summaries"] as const;
-export const ZEP_RERANKERS = ["cross_encoder", "rrf", "mmr", "node_distance", "episode_mentions"] as const;
+/** `node_distance` is left out: it needs a center node the policy cannot supply per request. */
+export const ZEP_RERANKERS = ["cross_encoder", "rrf", "mmr", "episode_mentions"] as const;
 
 /** Numbers whose errors state the allowed range, so an ops team knows what to write instead. */
 const int = (min: number, max: number) => {

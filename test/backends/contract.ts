@@ -150,9 +150,9 @@ export function runBackendContract(opts: ContractOptions): void {
     });
 
     test("userExists is true for a seeded user", async () => {
-      await expect(backend.userExists(CONTRACT_USER, { signal: AbortSignal.timeout(timeoutMs) })).resolves.toBe(
-        true,
-      );
+      await expect(
+        backend.userExists(CONTRACT_USER, { signal: AbortSignal.timeout(timeoutMs) }),
+      ).resolves.toBe(true);
     });
 
     if (opts.hasUserRegistry) {

@@ -70,7 +70,10 @@ describe("dedupStage", () => {
     );
     expect(byTime.items.map((i) => i.id)).toEqual(["a"]);
 
-    const byId = dedupStage([makeItem({ id: "z", content: "x y" }), makeItem({ id: "c", content: "x y" })], policy);
+    const byId = dedupStage(
+      [makeItem({ id: "z", content: "x y" }), makeItem({ id: "c", content: "x y" })],
+      policy,
+    );
     expect(byId.items.map((i) => i.id)).toEqual(["c"]);
     expect(byId.trace.changes).toEqual([{ id: "z", reason: "duplicate_of:c" }]);
   });
@@ -89,7 +92,9 @@ describe("dedupStage", () => {
   });
 
   test("keeps the best topK by score (ties by id) and reports the rest as beyond_topK", () => {
-    const input = [0.9, 0.5, 0.7, 0.7, 0.3].map((score, i) => makeItem({ id: `m${i}`, score, content: `c${i}` }));
+    const input = [0.9, 0.5, 0.7, 0.7, 0.3].map((score, i) =>
+      makeItem({ id: `m${i}`, score, content: `c${i}` }),
+    );
     const { items, trace } = dedupStage(input, makePolicy({ retrieval: { topK: 3 } }));
     expect(items.map((i) => i.id)).toEqual(["m0", "m2", "m3"]);
     expect(trace.changes).toEqual([

@@ -42,28 +42,25 @@ describe("interleaveStage", () => {
 
   test("score_first and recency_first", () => {
     const input = generateTestMemories();
-    expect(ids(interleaveStage(input, makePolicy({ interleaving: { strategy: "score_first" } })).items)).toEqual([
-      "rel-1",
-      "rel-2",
-      "rel-3",
-      "new-3",
-      "new-2",
-      "new-1",
-    ]);
-    expect(ids(interleaveStage(input, makePolicy({ interleaving: { strategy: "recency_first" } })).items)).toEqual([
-      "new-1",
-      "new-2",
-      "new-3",
-      "rel-3",
-      "rel-2",
-      "rel-1",
-    ]);
+    expect(
+      ids(interleaveStage(input, makePolicy({ interleaving: { strategy: "score_first" } })).items),
+    ).toEqual(["rel-1", "rel-2", "rel-3", "new-3", "new-2", "new-1"]);
+    expect(
+      ids(interleaveStage(input, makePolicy({ interleaving: { strategy: "recency_first" } })).items),
+    ).toEqual(["new-1", "new-2", "new-3", "rel-3", "rel-2", "rel-1"]);
   });
 
   test("weighted: `ratio` score picks, then one recency pick", () => {
     const input = generateTestMemories();
     const policy = makePolicy({ interleaving: { strategy: "weighted", ratio: 2 } });
-    expect(ids(interleaveStage(input, policy).items)).toEqual(["rel-1", "rel-2", "new-1", "rel-3", "new-3", "new-2"]);
+    expect(ids(interleaveStage(input, policy).items)).toEqual([
+      "rel-1",
+      "rel-2",
+      "new-1",
+      "rel-3",
+      "new-3",
+      "new-2",
+    ]);
     const { trace } = interleaveStage(input, policy);
     expect(trace.detail).toEqual({ strategy: "weighted", ratio: 2 });
   });

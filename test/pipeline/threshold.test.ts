@@ -26,6 +26,8 @@ describe("thresholdStage", () => {
   test("minScore 0 keeps everything, minScore 1 keeps only perfect scores", () => {
     const input = [makeItem({ id: "a", score: 0 }), makeItem({ id: "b", score: 1 })];
     expect(thresholdStage(input, makePolicy({ retrieval: { minScore: 0 } })).items).toHaveLength(2);
-    expect(thresholdStage(input, makePolicy({ retrieval: { minScore: 1 } })).items.map((i) => i.id)).toEqual(["b"]);
+    expect(thresholdStage(input, makePolicy({ retrieval: { minScore: 1 } })).items.map((i) => i.id)).toEqual([
+      "b",
+    ]);
   });
 });

@@ -58,11 +58,15 @@ describe("policy files", () => {
       "name: x\nversion: 1\nretrieval: {topk: 3}\ntokenizer: gpt2\nformat: {timeZone: Mars/Olympus}\nfallbacks: {ZEP_UNAVAILABLE: retry}\n",
     );
     expect(out).toContain('policies/p.yaml:3: retrieval: unknown key(s) "topk"');
-    expect(out.some((l) => l.startsWith("policies/p.yaml:4: tokenizer: Invalid option") && l.includes("o200k_base"))).toBe(
-      true,
-    );
+    expect(
+      out.some(
+        (l) => l.startsWith("policies/p.yaml:4: tokenizer: Invalid option") && l.includes("o200k_base"),
+      ),
+    ).toBe(true);
     expect(out.some((l) => l.startsWith("policies/p.yaml:5: format.timeZone: an IANA time zone"))).toBe(true);
-    expect(out.some((l) => l.startsWith("policies/p.yaml:6: fallbacks.ZEP_UNAVAILABLE: Invalid option"))).toBe(true);
+    expect(
+      out.some((l) => l.startsWith("policies/p.yaml:6: fallbacks.ZEP_UNAVAILABLE: Invalid option")),
+    ).toBe(true);
   });
 
   test("missing name and version are required", () => {
@@ -72,15 +76,21 @@ describe("policy files", () => {
   });
 
   test("YAML syntax errors give the line", () => {
-    expect(lines("name: x\nversion: [1,\nretrieval: {\n")[0]).toMatch(/^policies\/p\.yaml:\d+: not valid YAML: /);
+    expect(lines("name: x\nversion: [1,\nretrieval: {\n")[0]).toMatch(
+      /^policies\/p\.yaml:\d+: not valid YAML: /,
+    );
   });
 
   test("a non-object document is refused", () => {
-    expect(lines("- a\n- b\n")).toEqual(["policies/p.yaml:1: must be a mapping (an object) of policy fields"]);
+    expect(lines("- a\n- b\n")).toEqual([
+      "policies/p.yaml:1: must be a mapping (an object) of policy fields",
+    ]);
   });
 
   test("__proto__ and constructor keys are refused, and nothing is polluted", () => {
-    const out = lines("name: x\nversion: 1\n__proto__: {polluted: true}\nconstructor: {prototype: {polluted: true}}\n");
+    const out = lines(
+      "name: x\nversion: 1\n__proto__: {polluted: true}\nconstructor: {prototype: {polluted: true}}\n",
+    );
     expect(out.join("\n")).toContain('unknown key(s) "__proto__", "constructor"');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -92,9 +102,10 @@ describe("policy files", () => {
   test("an unreadable file is reported, not thrown", async () => {
     const r = await readPolicyFile("/nonexistent/policy.yaml");
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(formatProblem(r.problems[0] ?? { file: "", path: [], message: "" })).toBe(
-      "/nonexistent/policy.yaml: cannot read the file (ENOENT)",
-    );
+    if (!r.ok)
+      expect(formatProblem(r.problems[0] ?? { file: "", path: [], message: "" })).toBe(
+        "/nonexistent/policy.yaml: cannot read the file (ENOENT)",
+      );
   });
 
   test("every shipped policy validates", async () => {

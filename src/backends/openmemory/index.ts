@@ -1,0 +1,174 @@
+/**
+ * The OpenMemory backend (CaviraOSS OpenMemory server, v1.3.x wire format; see map.ts for the score
+ * normalization and field mapping, errors.ts for the error mapping).
+ *
+ * Plain `fetch` with the caller's AbortSignal, one request per call, no retries: the caller's deadline and
+ * fallback policy decide what happens next.
+ *
+ * ## User scoping — two styles, chosen per tenant by the operator
+ * - `user_id` (servers before 2026-04, which trust the body): one API key for the whole server; every query sends
+ *   the gateway's `userId` as `user_id` and as `filters.user_id`, and the server returns that user's memories only.
+ * - `api_key` (servers since 2026-04, which derive the tenant from the key as the first 16 hex of its SHA-256 and
+ *   answer 403 `tenant_mismatch` to a differing `user_id`): the query sends **no** `user_id`; the key alone selects
+ *   the memory space. The operator gives one key per memory space:
+ *   - `apiKeyForUser(userId)` returns the key of that user's space (per-user keys). A user without a key has no
+ *     memory space: search reports `not_found` (→ COLLECTION_NOT_FOUND) without calling the server, and never
+ *     falls back to `apiKey`.
+ *   - without `apiKeyForUser`, `apiKey` is used for every user: all users of the tenant share ONE memory space.
+ *     Only configure this when a tenant is a single end user (or shared memories are intended).
+ *
+ * `userExists` is always true: OpenMemory has no user registry (an unknown user simply has no memories, and
+ * search returns `[]`). `ping` is `GET /health` (public on the server: it proves reachability, not the key).
+ * OpenMemory has one retrieval mode (hybrid sector search), so `searchType` is not sent.
+ */
+import type { Candidate } from "../../pipeline/types";
+import { type Backend, BackendError, type CallOptions, type SearchRequest } from "../types";
+import { errorFromResponse, errorFromThrown, malformedBody } from "./errors";
+import { parseQueryBody, toCandidates } from "./map";
+
+/** The server's cap on `k`. */
+export const OPENMEMORY_MAX_K = 200;
+/** The server's cap on the query length. Longer queries are rejected here, without a round trip. */
+export const OPENMEMORY_MAX_QUERY_CHARS = 8192;
+
+export type OpenMemoryUserScoping = "user_id" | "api_key";
+export type OpenMemoryAuthStyle = "x-api-key" | "bearer";
+
+export interface OpenMemoryBackendConfig {
+  /** e.g. `http://localhost:8080` (trailing slashes are ignored). */
+  baseUrl: string;
+  /** The server key (`user_id` style), or the one shared memory space (`api_key` style without `apiKeyForUser`). */
+  apiKey?: string;
+  userScoping: OpenMemoryUserScoping;
+  /** `api_key` style only: the key of each user's own memory space (undefined: the user has none). */
+  apiKeyForUser?: (userId: string) => string | undefined;
+  /** How the key is sent: `x-api-key: K` (default) or `Authorization: Bearer K`. */
+  authStyle?: OpenMemoryAuthStyle;
+}
+
+interface CallInit {
+  method: "GET" | "POST";
+  path: string;
+  key: string | undefined;
+  signal: AbortSignal;
+  body?: unknown;
+}
+
+export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
+  const baseUrl = cfg.baseUrl.replace(/\/+$/, "");
+  const authStyle = cfg.authStyle ?? "x-api-key";
+
+  function headers(key: string | undefined, hasBody: boolean): Record<string, string> {
+    const h: Record<string, string> = { accept: "application/json" };
+    if (hasBody) h["content-type"] = "application/json";
+    if (key !== undefined && key !== "") {
+      if (authStyle === "bearer") h.authorization = `Bearer ${key}`;
+      else h["x-api-key"] = key;
+    }
+    return h;
+  }
+
+  /**
+   * One HTTP exchange; returns the status and parsed JSON of a 2xx answer, throws BackendError otherwise.
+   * Redirects are refused: following one would hand the `x-api-key` header to wherever it points.
+   */
+  async function call(op: string, init: CallInit): Promise<{ status: number; json: unknown }> {
+    let status: number;
+    let text: string;
+    let resHeaders: Headers;
+    try {
+      const res = await fetch(`${baseUrl}${init.path}`, {
+        method: init.method,
+        headers: headers(init.key, init.body !== undefined),
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal: init.signal,
+        redirect: "error",
+      });
+      status = res.status;
+      resHeaders = res.headers;
+      text = await res.text();
+    } catch (err) {
+      throw errorFromThrown(op, err, init.signal);
+    }
+    if (status < 200 || status > 299) throw errorFromResponse(op, status, text, resHeaders);
+    try {
+      return { status, json: JSON.parse(text) };
+    } catch {
+      throw malformedBody(op, "not JSON", status);
+    }
+  }
+
+  function keyFor(userId: string): string | undefined {
+    if (cfg.userScoping !== "api_key" || cfg.apiKeyForUser === undefined) return cfg.apiKey;
+    try {
+      return cfg.apiKeyForUser(userId);
+    } catch (err) {
+      throw new BackendError({
+        kind: "unavailable",
+        backend: "openmemory",
+        message: "OpenMemory key lookup for the user failed",
+        cause: err,
+      });
+    }
+  }
+
+  function invalid(message: string): BackendError {
+    return new BackendError({
+      kind: "invalid_query",
+      backend: "openmemory",
+      message: `OpenMemory ${message}`,
+    });
+  }
+
+  return {
+    name: "openmemory",
+
+    async search(req: SearchRequest): Promise<Candidate[]> {
+      const limit = Math.floor(req.limit);
+      if (!(limit >= 1)) return [];
+      if (req.query.length === 0) throw invalid("query is empty");
+      if (req.query.length > OPENMEMORY_MAX_QUERY_CHARS) {
+        throw invalid(`query is longer than ${OPENMEMORY_MAX_QUERY_CHARS} characters`);
+      }
+      const key = keyFor(req.userId);
+      if (cfg.userScoping === "api_key" && cfg.apiKeyForUser !== undefined && key === undefined) {
+        throw new BackendError({
+          kind: "not_found",
+          backend: "openmemory",
+          message: "OpenMemory has no memory space (API key) configured for this user",
+        });
+      }
+      const k = Math.min(limit, OPENMEMORY_MAX_K);
+      const body =
+        cfg.userScoping === "user_id"
+          ? { query: req.query, k, user_id: req.userId, filters: { user_id: req.userId } }
+          : { query: req.query, k, filters: {} };
+      const res = await call("query", {
+        method: "POST",
+        path: "/memory/query",
+        key,
+        signal: req.signal,
+        body,
+      });
+      const matches = parseQueryBody(res.json);
+      if (!Array.isArray(matches)) throw malformedBody("query", matches.malformed, res.status);
+      return toCandidates(matches, limit);
+    },
+
+    async userExists(_userId: string, _opts: CallOptions): Promise<boolean> {
+      return true;
+    },
+
+    async ping(opts: CallOptions): Promise<void> {
+      const res = await call("health", {
+        method: "GET",
+        path: "/health",
+        key: cfg.apiKey,
+        signal: opts.signal,
+      });
+      const ok =
+        typeof res.json === "object" && res.json !== null && (res.json as { ok?: unknown }).ok === true;
+      if (!ok) throw malformedBody("health", "`ok` is not true", res.status);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { BackendName } from "../policy/schema";
+import type { Tenant } from "../tenants/types";
+import type { Backend, BackendConfig } from "./types";
+
+/** How to build each kind of backend from one tenant's resolved credentials (typed, one entry per name). */
+export type BackendFactories = {
+  [K in BackendName]: (cfg: NonNullable<BackendConfig[K]>) => Backend | Promise<Backend>;
+};
+
+/**
+ * Backend instances per tenant, built lazily from that tenant's own credentials and reused. A tenant can only
+ * reach the backends its configuration names (CONTRACT §8). Local stores are shared by data file.
+ */
+export class BackendProvider {
+  private readonly instances = new Map<string, Promise<Backend>>();
+
+  constructor(private readonly factories: BackendFactories) {}
+
+  has(tenant: Tenant, name: BackendName): boolean {
+    return tenant.backends[name] !== undefined;
+  }
+
+  /** undefined when the tenant has no such backend. Rejects only if the factory itself fails. */
+  get(tenant: Tenant, name: BackendName): Promise<Backend> | undefined {
+    const key = this.keyFor(tenant, name);
+    if (key === undefined) return undefined;
+    let instance = this.instances.get(key);
+    if (!instance) {
+      instance = this.build(tenant, name);
+      this.instances.set(key, instance);
+      // A failed build is not cached: the next request tries again.
+      instance.catch(() => this.instances.delete(key));
+    }
+    return instance;
+  }
+
+  private keyFor(tenant: Tenant, name: BackendName): string | undefined {
+    const local = tenant.backends.local;
+    if (name === "local") return local ? `local:${local.dataFile}` : undefined;
+    return tenant.backends[name] ? `${tenant.id}:${name}` : undefined;
+  }
+
+  private async build(tenant: Tenant, name: BackendName): Promise<Backend> {
+    switch (name) {
+      case "zep": {
+        const cfg = tenant.backends.zep;
+        if (!cfg) throw new Error(`tenant ${tenant.id} has no zep backend`);
+        return this.factories.zep(cfg);
+      }
+      case "openmemory": {
+        const cfg = tenant.backends.openmemory;
+        if (!cfg) throw new Error(`tenant ${tenant.id} has no openmemory backend`);
+        return this.factories.openmemory(cfg);
+      }
+      case "local": {
+        const cfg = tenant.backends.local;
+        if (!cfg) throw new Error(`tenant ${tenant.id} has no local backend`);
+        return this.factories.local(cfg);
+      }
+    }
+  }
+
+  /** Every instance built so far (for readiness checks and shutdown). */
+  async all(): Promise<Array<{ key: string; backend: Backend }>> {
+    const out: Array<{ key: string; backend: Backend }> = [];
+    for (const [key, p] of this.instances) {
+      const backend = await p.catch(() => undefined);
+      if (backend) out.push({ key, backend });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const { backend } of await this.all()) await backend.close?.().catch(() => undefined);
+  }
+}

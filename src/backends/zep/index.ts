@@ -1,0 +1,126 @@
+/**
+ * The Zep Cloud backend: `graph.search` per configured scope, `user.get` for existence, `project.get` as ping.
+ * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
+ *
+ * Every call goes through the official SDK with `maxRetries: 0` (the SDK would otherwise retry 429/5xx twice,
+ * ignoring Retry-After, behind the gateway's deadline), the caller's `AbortSignal`, and a `timeoutInSeconds`
+ * safety net for callers whose signal never fires. The adapter never retries; the gateway decides.
+ * The SDK's transport is replaced by ./fetcher.ts (its timers outlive failed calls); the rest is the SDK's.
+ */
+import { ZepClient } from "@getzep/zep-cloud";
+import type { Backend, CallOptions, SearchRequest } from "../types";
+import { BackendError } from "../types";
+import { toBackendError } from "./errors";
+import { zepFetcher } from "./fetcher";
+import { type ScopeAnswer, toCandidates, ZEP_MAX_LIMIT, type ZepScope } from "./map";
+
+export interface ZepBackendConfig {
+  apiKey: string;
+  /** Zep's API root including `/api/v2`, e.g. https://api.getzep.com/api/v2. */
+  baseUrl: string;
+  /** Upper bound on any single call, in seconds, whatever the caller's signal does (default 30). */
+  timeoutInSeconds?: number;
+}
+
+/** Longer than the policy's largest `timeouts.backendMs` (30 s), so the caller's signal normally fires first. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+/** `mmr` needs a lambda; the policy has no field for it yet, so the balanced midpoint is sent. */
+export const DEFAULT_MMR_LAMBDA = 0.5;
+
+function assertConfig(cfg: ZepBackendConfig): void {
+  if (cfg.apiKey.trim() === "") throw new Error("Zep backend: apiKey is empty");
+  let pathname: string;
+  try {
+    pathname = new URL(cfg.baseUrl).pathname;
+  } catch {
+    throw new Error("Zep backend: baseUrl is not a URL");
+  }
+  if (!/\/api\/v2\/?$/.test(pathname)) throw new Error("Zep backend: baseUrl must end with /api/v2");
+}
+
+/** Creates the backend for one tenant's Zep project. Throws (synchronously) only on an invalid config. */
+export function createZepBackend(cfg: ZepBackendConfig): Backend {
+  assertConfig(cfg);
+  const client = new ZepClient({ apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, fetcher: zepFetcher });
+  const timeoutInSeconds = cfg.timeoutInSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const callOptions = (abortSignal: AbortSignal) => ({ maxRetries: 0, timeoutInSeconds, abortSignal });
+
+  async function searchScopes(req: SearchRequest, limit: number): Promise<ScopeAnswer[]> {
+    const { reranker } = req.policy.zep;
+    const scopes: ZepScope[] = [...new Set(req.policy.zep.scopes)];
+    // When one scope fails the others are cancelled: the search fails as a whole either way.
+    const siblings = new AbortController();
+    const signal = AbortSignal.any([req.signal, siblings.signal]);
+    let firstError: unknown;
+    const settled = await Promise.allSettled(
+      scopes.map(async (scope): Promise<ScopeAnswer> => {
+        try {
+          const results = await client.graph.search(
+            {
+              userId: req.userId,
+              query: req.query,
+              limit,
+              scope,
+              reranker,
+              ...(reranker === "mmr" ? { mmrLambda: DEFAULT_MMR_LAMBDA } : {}),
+            },
+            callOptions(signal),
+          );
+          return { scope, results };
+        } catch (err) {
+          if (firstError === undefined) {
+            firstError = err;
+            siblings.abort();
+          }
+          throw err;
+        }
+      }),
+    );
+    if (firstError !== undefined) throw firstError;
+    return settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  }
+
+  return {
+    name: "zep",
+
+    async search(req: SearchRequest) {
+      const limit = Math.min(Math.floor(req.limit), ZEP_MAX_LIMIT);
+      if (!(limit >= 1)) return [];
+      try {
+        const answers = await searchScopes(req, limit);
+        return toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });
+      } catch (err) {
+        throw toBackendError(err, "graph.search");
+      }
+    },
+
+    async userExists(userId: string, opts: CallOptions) {
+      try {
+        await client.user.get(userId, callOptions(opts.signal));
+        return true;
+      } catch (err) {
+        const be = toBackendError(err, "user.get");
+        if (be.kind === "not_found") return false;
+        throw be;
+      }
+    },
+
+    async ping(opts: CallOptions) {
+      try {
+        await client.project.get(callOptions(opts.signal));
+      } catch (err) {
+        const be = toBackendError(err, "project.get");
+        if (be.kind === "unavailable" || be.kind === "rate_limited") throw be;
+        // A 404 or 400 on the project itself still means Zep is not usable with these credentials.
+        throw new BackendError({
+          kind: "unavailable",
+          backend: "zep",
+          message: be.message,
+          ...(be.status === undefined ? {} : { status: be.status }),
+          cause: be.cause,
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * Zep Cloud `graph.search` answers → gateway candidates.
+ *
+ * ## Requests
+ * One `graph.search` per scope in `policy.zep.scopes` (duplicates ignored), in parallel, with the request's
+ * `user_id`, `limit` L = min(request limit, 50) (Zep's maximum) and `reranker` = `policy.zep.reranker`
+ * (`mmr` also sends `mmr_lambda: 0.5`, Zep requires one). `searchType` has no Zep equivalent and is not sent.
+ *
+ * ## Score normalization (per reranker)
+ * - `cross_encoder`: Zep's `score` is the cross-encoder's sigmoid output, a relevance in [0,1] for the
+ *   (query, memory) pair (`relevance`, its rank-aligned variant, is used when `score` is absent); the adapter
+ *   keeps it, clamped to [0,1]. `minScore: 0.3` is then absolute: "the cross-encoder rates it at least 0.3",
+ *   comparable across queries and scopes, and it can drop a whole answer that is irrelevant.
+ * - `rrf`, `mmr`, `node_distance`, `episode_mentions`: `score` is not on a [0,1] scale (an RRF rank value, an
+ *   MMR difference that can be negative, a graph distance, a mention count), so only Zep's order is used:
+ *
+ *       score = 1 − rank / L        (rank = 0-based position in Zep's answer for that scope)
+ *
+ *   The first result scores 1, each next one 1/L less, the last possible one 1/L (> 0). It is strictly
+ *   decreasing in Zep's ranking, ignores the raw values, and is the same scale in every scope, so merged scopes
+ *   interleave rank by rank. `minScore: t` keeps the results with rank ≤ (1 − t)·L in each scope, i.e. the best
+ *   (1 − t) share of the fetch window L = topK × overfetch: the default 0.3 keeps the best 70 % (topK 8 ×
+ *   overfetch 2 → L = 16 → ranks 0–11, still more than topK), so the threshold trims the tail that overfetch
+ *   added without starving dedup. (1/(1 + rank) was rejected: at 0.3 it keeps 3 results per scope, fewer than
+ *   the default topK.) The scale is relative: at 0.3 an answer shorter than 0.7·L is kept whole, as a rank cannot
+ *   tell that an answer is irrelevant. Use `cross_encoder` for an absolute threshold, or `minScore: 0` to keep
+ *   everything Zep returns.
+ *   A `cross_encoder` answer in which any item carries neither `score` nor `relevance` is scored by rank too,
+ *   so one missing field never mixes two scales in one scope.
+ *
+ * ## Merging scopes
+ * Candidates of all scopes are merged; should an id repeat, its best score is kept. Order: normalized score
+ * descending, then id ascending (code units); at most L candidates. The output never increases in score.
+ *
+ * ## Field mapping (`id` = `sourceId` = Zep `uuid`, `backend` = "zep")
+ * | scope              | type      | content   | timestamp                                                     |
+ * |--------------------|-----------|-----------|---------------------------------------------------------------|
+ * | `edges`            | "fact"    | `fact`    | `valid_at` ?? `created_at`                                    |
+ * | `episodes`         | "message" | `content` | `created_at` (also `messageId` = uuid, `role`, see below)     |
+ * | `nodes`            | "summary" | `summary` | `created_at`                                                  |
+ * | `thread_summaries` | "summary" | `summary` | `last_summarized_episode_valid_at` ?? `last_summarized_at` ?? `created_at` |
+ * - `role` ← `role_type`, else `role`, when it is user, assistant, system, tool or function (`norole` and
+ *   speaker names such as "Ana" give no role).
+ * - Items whose content is empty or blank are skipped. Timestamps are rewritten as ISO 8601 UTC
+ *   (`toISOString`); one without a zone is read as UTC (never host time); Go's zero time
+ *   (0001-01-01T00:00:00Z) counts as absent, so the next field in the chain is used.
+ * - A 200 answer whose scope list is not an array, or has an item without a string `uuid` or without any valid
+ *   timestamp, is rejected whole (the backend is reported unavailable).
+ *
+ * ## sessionId
+ * - message: its `thread_id`.
+ * - fact / entity summary: Zep links edges and nodes to the episodes they were extracted from (`episodes`, a
+ *   list of episode uuids). The sessionId is the `thread_id` of the first listed episode whose thread is known
+ *   from the episodes in the same search answer (any scope); so with the `episodes` scope, a fact usually
+ *   points at the conversation it came from. (So a fact's sessionId can differ between two queries, as the
+ *   episodes returned differ; it is still a pure function of Zep's answer, as determinism requires.)
+ * - otherwise (no known episode, thread summaries, episodes added outside a thread): `user:<userId>`. Graph
+ *   memories belong to the user's graph rather than to one conversation; the value is never empty, the same
+ *   for all of a user's graph-level memories, and says where the memory lives ("" would read as "no session").
+ */
+import type { Zep } from "@getzep/zep-cloud";
+import { compareIds } from "../../pipeline/order";
+import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
+import type { Policy } from "../../policy/schema";
+import { ZepMalformedResponseError } from "./errors";
+
+export type ZepScope = Policy["zep"]["scopes"][number];
+export type ZepReranker = Policy["zep"]["reranker"];
+
+/** Zep's maximum `limit` for `graph.search`. */
+export const ZEP_MAX_LIMIT = 50;
+
+/** One scope's answer, as the SDK returns it. */
+export interface ScopeAnswer {
+  scope: ZepScope;
+  results: Zep.GraphSearchResults;
+}
+
+export interface MapContext {
+  userId: string;
+  reranker: ZepReranker;
+  /** The `limit` sent to Zep (L above). */
+  limit: number;
+}
+
+/** The fields of one result item the mapper needs, whatever its scope. */
+interface RawItem {
+  uuid: string;
+  type: MemoryType;
+  content: string;
+  timestamp: string;
+  role?: Role;
+  threadId?: string;
+  episodes: string[];
+  rawScore?: number;
+}
+
+const SCOPE_TYPE: Record<ZepScope, MemoryType> = {
+  edges: "fact",
+  episodes: "message",
+  nodes: "summary",
+  thread_summaries: "summary",
+};
+
+/** Go's zero `time.Time`, which Zep may send for an unset date; it and anything earlier count as absent. */
+const GO_ZERO_TIME_MS = Date.parse("0001-01-01T00:00:00Z");
+const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** ISO 8601 UTC of a Zep timestamp, or undefined when absent, invalid or Go's zero time. */
+export function toIsoTimestamp(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const m = ISO_DATE_TIME.exec(value.trim());
+  if (m === null) return undefined;
+  const ms = Date.parse(`${m[1]}T${m[2]}${m[3] ?? "Z"}`);
+  if (Number.isNaN(ms) || ms <= GO_ZERO_TIME_MS || ms > MAX_TIME_MS) return undefined;
+  return new Date(ms).toISOString();
+}
+
+function toRole(...values: unknown[]): Role | undefined {
+  for (const v of values) {
+    const role = ROLES.find((r) => r === v);
+    if (role !== undefined) return role;
+  }
+  return undefined;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+const optStr = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function scopeList(scope: ZepScope, results: Zep.GraphSearchResults): ReadonlyArray<Record<string, unknown>> {
+  if (!isRecord(results)) throw new ZepMalformedResponseError("the answer is not an object");
+  const list: unknown =
+    scope === "edges"
+      ? results.edges
+      : scope === "episodes"
+        ? results.episodes
+        : scope === "nodes"
+          ? results.nodes
+          : results.threadSummaries;
+  if (list == null) return [];
+  if (Array.isArray(list) && list.every(isRecord)) return list;
+  throw new ZepMalformedResponseError(`${scope} is not a list of objects`);
+}
+
+function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
+  const uuid = item.uuid;
+  if (typeof uuid !== "string" || uuid === "")
+    throw new ZepMalformedResponseError(`${scope} item without uuid`);
+  const times =
+    scope === "edges"
+      ? [item.validAt, item.createdAt]
+      : scope === "thread_summaries"
+        ? [item.lastSummarizedEpisodeValidAt, item.lastSummarizedAt, item.createdAt]
+        : [item.createdAt];
+  const timestamp = times.map(toIsoTimestamp).find((t) => t !== undefined);
+  if (timestamp === undefined) throw new ZepMalformedResponseError(`${scope} item without a valid timestamp`);
+  const content = str(scope === "edges" ? item.fact : scope === "episodes" ? item.content : item.summary);
+  const raw: RawItem = {
+    uuid,
+    type: SCOPE_TYPE[scope],
+    content,
+    timestamp,
+    episodes: strings(item.episodes),
+  };
+  const rawScore = num(item.score) ?? num(item.relevance);
+  if (rawScore !== undefined) raw.rawScore = rawScore;
+  if (scope === "episodes") {
+    const role = toRole(item.roleType, item.role);
+    if (role !== undefined) raw.role = role;
+    const threadId = optStr(item.threadId);
+    if (threadId !== undefined) raw.threadId = threadId;
+  }
+  return raw;
+}
+
+/** Normalized scores of one scope's items, in Zep's order (see the top of this file). */
+export function normalizeScores(rawScores: ReadonlyArray<number | undefined>, ctx: MapContext): number[] {
+  const byScore = ctx.reranker === "cross_encoder" && rawScores.every((s) => s !== undefined);
+  return rawScores.map((s, rank) =>
+    byScore && s !== undefined ? Math.min(1, Math.max(0, s)) : Math.max(0, 1 - rank / ctx.limit),
+  );
+}
+
+function sessionIdOf(item: RawItem, threads: ReadonlyMap<string, string>, userId: string): string {
+  if (item.threadId !== undefined) return item.threadId;
+  if (item.type !== "message") {
+    for (const episode of item.episodes) {
+      const thread = threads.get(episode);
+      if (thread !== undefined) return thread;
+    }
+  }
+  return `user:${userId}`;
+}
+
+/** Maps every scope's answer to candidates, merged and ordered (see the top of this file). */
+export function toCandidates(answers: readonly ScopeAnswer[], ctx: MapContext): Candidate[] {
+  const scored = answers.flatMap(({ scope, results }) => {
+    const items = scopeList(scope, results)
+      .slice(0, ctx.limit)
+      .map((item) => toRawItem(scope, item));
+    const scores = normalizeScores(
+      items.map((i) => i.rawScore),
+      ctx,
+    );
+    return items.map((item, i) => ({ item, score: scores[i] ?? 0 }));
+  });
+
+  const threads = new Map<string, string>();
+  for (const { item } of scored) if (item.threadId !== undefined) threads.set(item.uuid, item.threadId);
+
+  const best = new Map<string, Candidate>();
+  for (const { item, score } of scored) {
+    if (item.content.trim() === "") continue;
+    const previous = best.get(item.uuid);
+    if (previous !== undefined && previous.score >= score) continue;
+    const candidate: Candidate = {
+      id: item.uuid,
+      content: item.content,
+      score,
+      timestamp: item.timestamp,
+      sessionId: sessionIdOf(item, threads, ctx.userId),
+      type: item.type,
+      backend: "zep",
+      sourceId: item.uuid,
+    };
+    if (item.type === "message") candidate.messageId = item.uuid;
+    if (item.role !== undefined) candidate.role = item.role;
+    best.set(item.uuid, candidate);
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || compareIds(a.id, b.id)).slice(0, ctx.limit);
+}

@@ -1,0 +1,26 @@
+import { createHash } from "node:crypto";
+
+export interface CacheKeyParts {
+  tenantId: string;
+  backend: string;
+  userId: string;
+  query: string;
+  /** Hash of the effective policy (overrides included: they change the hash). */
+  policyHash: string;
+}
+
+/** Whitespace-insensitive, NFC: "what do I  order?" and " what do I order? " share an entry. Case is kept. */
+export function normalizeQuery(query: string): string {
+  return query.normalize("NFC").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * `memgate:v1:payload:<tenant>:<sha256 of the parts>`. The user id and query are hashed, never stored in clear
+ * in a key; the tenant stays readable so an operator can scan or flush one tenant.
+ */
+export function payloadCacheKey(p: CacheKeyParts): string {
+  const digest = createHash("sha256")
+    .update(JSON.stringify([p.backend, p.userId, normalizeQuery(p.query), p.policyHash]))
+    .digest("hex");
+  return `memgate:v1:payload:${p.tenantId}:${digest}`;
+}

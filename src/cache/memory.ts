@@ -1,0 +1,34 @@
+import { LRUCache } from "lru-cache";
+import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
+
+interface Entry {
+  payload: CachedPayload;
+  storedAt: number;
+  freshUntil: number;
+}
+
+/** A bounded in-process LRU (used when REDIS_URL is unset). */
+export class MemoryPayloadCache implements PayloadCache {
+  readonly kind = "memory";
+  private readonly lru: LRUCache<string, Entry>;
+
+  constructor(
+    maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.lru = new LRUCache<string, Entry>({ max: maxEntries, ttlAutopurge: false, perf: { now } });
+  }
+
+  async get(key: string): Promise<CacheLookup | undefined> {
+    const entry = this.lru.get(key);
+    if (entry === undefined) return undefined;
+    return { payload: entry.payload, fresh: this.now() < entry.freshUntil, storedAt: entry.storedAt };
+  }
+
+  async set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void> {
+    const keepMs = (ttlSeconds + staleSeconds) * 1000;
+    if (keepMs <= 0) return;
+    const storedAt = this.now();
+    this.lru.set(key, { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 }, { ttl: keepMs });
+  }
+}

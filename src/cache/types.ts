@@ -1,0 +1,20 @@
+import type { RetrievalPayload } from "../pipeline";
+
+/** A shaped, post-redaction payload as cached (never raw backend content; never an explain trace). */
+export type CachedPayload = Omit<RetrievalPayload, "trace">;
+
+export interface CacheLookup {
+  payload: CachedPayload;
+  /** Younger than the policy's ttlSeconds. Older entries are stale: served only by the `cache` fallback. */
+  fresh: boolean;
+  storedAt: number;
+}
+
+/** The payload cache (CONTRACT §3 `cache` fallback, seed 000's 60 s TTL). Failures never throw: they miss. */
+export interface PayloadCache {
+  readonly kind: "memory" | "redis";
+  get(key: string): Promise<CacheLookup | undefined>;
+  /** Kept for ttlSeconds + staleSeconds in total; fresh for ttlSeconds. */
+  set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void>;
+  close?(): Promise<void>;
+}

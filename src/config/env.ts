@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { BACKEND_NAMES } from "../policy/schema";
+
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const url = (what: string) => z.url({ protocol: /^https?$/, error: `must be an http(s) URL (${what})` });
+
+/** CONTRACT §1. Parsed once at boot; a bad value exits non-zero with a one-line reason naming the variable. */
+export const envSchema = z.object({
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: z.coerce
+    .number({ error: "must be a port number from 0 to 65535" })
+    .int({ error: "must be a port number from 0 to 65535" })
+    .min(0, { error: "must be a port number from 0 to 65535" })
+    .max(65535, { error: "must be a port number from 0 to 65535" })
+    .default(8787),
+  MEMGATE_BACKEND: z.enum(BACKEND_NAMES).default("local"),
+  ZEP_API_KEY: z.string().min(1).optional(),
+  ZEP_BASE_URL: url("e.g. https://api.getzep.com/api/v2")
+    .refine((u) => /\/api\/v2\/?$/.test(u), "must include /api/v2 (e.g. https://api.getzep.com/api/v2)")
+    .default("https://api.getzep.com/api/v2"),
+  OPENMEMORY_URL: url("e.g. http://localhost:8080").optional(),
+  OPENMEMORY_API_KEY: z.string().min(1).optional(),
+  OPENMEMORY_USER_SCOPING: z.enum(["user_id", "api_key"]).default("user_id"),
+  MEMGATE_LOCAL_DATA: z.string().min(1).default("config/demo-memories.jsonl"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
+  MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
+  MEMGATE_TENANTS_FILE: z.string().min(1).optional(),
+  MEMGATE_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  LOG_LEVEL: z.enum(LEVELS).default("info"),
+});
+
+export type Env = z.output<typeof envSchema>;
+
+export class EnvError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "EnvError";
+  }
+}
+
+/** Empty strings count as unset (a common way to "unset" in compose files and CI). */
+function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== "") out[k] = v;
+  return out;
+}
+
+/** Throws EnvError with one line: `PORT: must be a port number from 0 to 65535 (got "80a")`. */
+export function parseEnv(env: NodeJS.ProcessEnv): Env {
+  const source = withoutEmpty(env);
+  const parsed = envSchema.safeParse(source);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const name = String(issue?.path[0] ?? "environment");
+  const got = source[name];
+  const shown =
+    got === undefined || /KEY|TOKEN|SECRET|PASSWORD/.test(name) ? "" : ` (got ${JSON.stringify(got)})`;
+  throw new EnvError(`${name}: ${issue?.message ?? "invalid"}${shown}`);
+}
+
+/** True for loopback listen addresses (dev mode may only listen there). */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+}

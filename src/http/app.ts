@@ -1,0 +1,41 @@
+import express, { type Express } from "express";
+import type { Logger } from "../logging/logger";
+import type { PolicyRegistry } from "../policy/registry-types";
+import type { RetrievalService } from "../retrieval/service";
+import type { TenantDirectory } from "../tenants/types";
+import { HttpProblem } from "./errors";
+import { errorHandler, notFound, requestId } from "./middleware";
+import { opsRoutes, type Readiness } from "./routes/ops";
+import { retrieveRoute } from "./routes/retrieve";
+
+/** Everything the HTTP layer needs, wired once (src/server/services.ts) or by a test with fakes. */
+export interface AppServices {
+  logger: Logger;
+  tenants: TenantDirectory;
+  policies: PolicyRegistry;
+  retrieval: RetrievalService;
+  readiness: Readiness;
+  /** Set during graceful shutdown: new requests get 503 with Retry-After. */
+  lifecycle?: { shuttingDown: boolean };
+}
+
+export function createApp(services: AppServices): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  app.use(requestId());
+  app.use(function refuseWhenShuttingDown(_req, res, next) {
+    if (services.lifecycle?.shuttingDown) {
+      res.setHeader("connection", "close");
+      next(new HttpProblem("SHUTTING_DOWN", "the gateway is shutting down; retry", { "retry-after": "1" }));
+      return;
+    }
+    next();
+  });
+  app.use(opsRoutes(services));
+  app.use(retrieveRoute(services));
+  app.use(notFound());
+  app.use(errorHandler(services.logger));
+  return app;
+}

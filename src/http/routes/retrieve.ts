@@ -1,0 +1,37 @@
+import { Router } from "express";
+import { retrieveBodySchema } from "../../retrieval/request";
+import type { RetrievalService } from "../../retrieval/service";
+import { authenticate, requireScope } from "../../tenants/auth";
+import type { TenantDirectory } from "../../tenants/types";
+import { HttpProblem } from "../errors";
+import { jsonBody } from "../middleware";
+import { describeZodError } from "../validation";
+
+/** POST /v1/retrieve (CONTRACT §2). */
+export function retrieveRoute(deps: { tenants: TenantDirectory; retrieval: RetrievalService }): Router {
+  const router = Router();
+  router.post(
+    "/v1/retrieve",
+    authenticate(deps.tenants),
+    requireScope("retrieve"),
+    ...jsonBody("64kb"),
+    async function retrieve(req, res) {
+      const parsed = retrieveBodySchema.safeParse(req.body);
+      if (!parsed.success) throw new HttpProblem("VALIDATION_FAILED", describeZodError(parsed.error));
+      const principal = res.locals.principal;
+      if (!principal) throw new HttpProblem("UNAUTHORIZED", "no credentials");
+      const controller = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) controller.abort();
+      };
+      res.on("close", onClose);
+      try {
+        const payload = await deps.retrieval.retrieve(principal, parsed.data, controller.signal);
+        res.json(payload);
+      } finally {
+        res.off("close", onClose);
+      }
+    },
+  );
+  return router;
+}

@@ -1,0 +1,76 @@
+/**
+ * Deterministic timestamps for the system prompt (CONTRACT §4 stage 8): never the host's locale or time zone.
+ *
+ * - `timeZone === "UTC"`: ISO 8601 in UTC without milliseconds, `2026-03-01T14:05:00Z`.
+ * - any other IANA zone: the wall time there with its UTC offset, `2026-03-01T15:05:00+01:00`
+ *   (RFC 3339 form; the offset follows daylight saving time at that instant).
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** One formatter per zone for the life of the process (building one costs far more than using it). */
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      era: "short",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/** `2026-03-01T14:05` or `…:00(.000)`, no `Z` or offset: JavaScript would read it in the host's zone. */
+const ZONELESS_DATE_TIME = /^[+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+const pad = (n: number, width = 2): string => String(n).padStart(width, "0");
+
+/** `+01:00`, `-04:00`, `+05:30`; historical offsets with seconds (local mean time) keep them: `+00:09:21`. */
+function formatOffset(offsetSeconds: number): string {
+  const sign = offsetSeconds < 0 ? "-" : "+";
+  const abs = Math.abs(offsetSeconds);
+  const hours = Math.floor(abs / 3600);
+  const minutes = Math.floor((abs % 3600) / 60);
+  const seconds = abs % 60;
+  return `${sign}${pad(hours)}:${pad(minutes)}${seconds === 0 ? "" : `:${pad(seconds)}`}`;
+}
+
+/** ISO 8601 without milliseconds or zone designator: `2026-03-01T14:05:00` (years outside 0–9999 signed). */
+function isoWithoutZone(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "");
+}
+
+/** Offset of `timeZone` from UTC at the instant `ms` (a whole second), in seconds. */
+function offsetSecondsAt(ms: number, timeZone: string): number {
+  const parts: Partial<Record<Intl.DateTimeFormatPartTypes, string>> = {};
+  for (const { type, value } of formatterFor(timeZone).formatToParts(ms)) parts[type] = value;
+  const yearOfEra = Number(parts.year ?? 0);
+  const year = parts.era?.startsWith("B") ? 1 - yearOfEra : yearOfEra;
+  const wall = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0–99 to 1900–1999.
+  wall.setUTCFullYear(year, Number(parts.month ?? 1) - 1, Number(parts.day ?? 1));
+  wall.setUTCHours(Number(parts.hour ?? 0), Number(parts.minute ?? 0), Number(parts.second ?? 0), 0);
+  return Math.round((wall.getTime() - ms) / 1000);
+}
+
+/**
+ * Renders `iso` (any string `Date.parse` accepts) as described above. A date-time without an offset is read
+ * as UTC (`Date.parse` would read it in the host's zone). A timestamp that does not parse is returned
+ * unchanged, which is still deterministic.
+ */
+export function formatTimestamp(iso: string, timeZone: string): string {
+  const ms = Date.parse(ZONELESS_DATE_TIME.test(iso) ? `${iso}Z` : iso);
+  if (Number.isNaN(ms)) return iso;
+  const seconds = Math.floor(ms / 1000) * 1000; // milliseconds are dropped, never rounded
+  if (timeZone === "UTC") return `${isoWithoutZone(seconds)}Z`;
+  const offset = offsetSecondsAt(seconds, timeZone);
+  return `${isoWithoutZone(seconds + offset * 1000)}${formatOffset(offset)}`;
+}

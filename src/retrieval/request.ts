@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { BACKEND_NAMES } from "../policy/schema";
+
+/** CONTRACT §2: userId and sessionId share this pattern. */
+export const ID_PATTERN = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+/**
+ * The body of POST /v1/retrieve. Only what makes the request meaningless is a 400; what eligibility decides
+ * (useMemory not true, a missing/invalid sessionId, a blank or long query) is a fallback in a 200 (CONTRACT §3).
+ */
+export const retrieveBodySchema = z
+  .object({
+    userId: z
+      .string({ error: "is required (a string)" })
+      .regex(ID_PATTERN, "must be 1–128 of [A-Za-z0-9_.:@-]"),
+    sessionId: z.unknown().optional(),
+    query: z.string({ error: "must be a string" }).max(65_536).optional(),
+    useMemory: z.unknown().optional(),
+    policy: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
+      .optional(),
+    backend: z.enum(BACKEND_NAMES).optional(),
+    overrides: z.record(z.string(), z.unknown()).optional(),
+    explain: z.boolean().optional(),
+  })
+  .strict();
+
+export type RetrieveBody = z.output<typeof retrieveBodySchema>;

@@ -1,0 +1,76 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { EnvError, isLoopback, parseEnv } from "../config/env";
+import { createApp } from "../http/app";
+import { createLogger, type Logger } from "../logging/logger";
+import { buildServices, type Services } from "./services";
+
+export interface Running {
+  server: Server;
+  services: Services;
+  url: string;
+  /** Graceful stop: refuse new requests (503), finish in-flight ones, close connections. */
+  stop(): Promise<void>;
+}
+
+/** Starts the gateway from an environment. Rejects with a one-line reason on bad configuration. */
+export async function startServer(rawEnv: NodeJS.ProcessEnv, logger?: Logger): Promise<Running> {
+  const env = parseEnv(rawEnv);
+  const log = logger ?? createLogger(env.LOG_LEVEL);
+  const services = await buildServices({ env, rawEnv, logger: log });
+  if (services.tenants.devMode && !isLoopback(env.HOST)) {
+    await services.close();
+    throw new EnvError(
+      `HOST: dev mode (no tenants file) accepts any key, so it listens on loopback only (got "${env.HOST}"); set MEMGATE_TENANTS_FILE or HOST=127.0.0.1`,
+    );
+  }
+  const app = createApp(services);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(env.PORT, env.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  server.keepAliveTimeout = 5_000;
+  const { port } = server.address() as AddressInfo;
+  const host = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
+  const url = `http://${host}:${port}`;
+  log.info({ url, devMode: services.tenants.devMode }, "memgate listening");
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      services.lifecycle.shuttingDown = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
+      const force = setTimeout(() => server.closeAllConnections(), env.MEMGATE_SHUTDOWN_TIMEOUT_MS);
+      await closed;
+      clearInterval(idle);
+      clearTimeout(force);
+      await services.close();
+      log.info("memgate stopped");
+    })();
+    return stopping;
+  };
+  return { server, services, url, stop };
+}
+
+/** `memgate serve`: runs until SIGTERM/SIGINT, then shuts down gracefully and exits 0. */
+export async function serveCommand(): Promise<number> {
+  let running: Running;
+  try {
+    running = await startServer(process.env);
+  } catch (err) {
+    process.stderr.write(`memgate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  return new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      running.services.logger.info({ signal }, "shutting down");
+      running.stop().then(
+        () => resolve(0),
+        () => resolve(1),
+      );
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+}

@@ -1,0 +1,121 @@
+import { existsSync } from "node:fs";
+import { createLocalBackend } from "../backends/local";
+import { createOpenMemoryBackend } from "../backends/openmemory";
+import { type BackendFactories, BackendProvider } from "../backends/registry";
+import { createZepBackend } from "../backends/zep";
+import { MemoryPayloadCache } from "../cache/memory";
+import type { PayloadCache } from "../cache/types";
+import type { Env } from "../config/env";
+import type { AppServices } from "../http/app";
+import type { Logger } from "../logging/logger";
+import { warmTokenizers } from "../pipeline/tokenizers";
+import { OverrideCache } from "../policy/compile";
+import { createPolicyRegistry } from "../policy/registry";
+import { MemoryRateLimiter } from "../ratelimit/memory";
+import type { RateLimiter } from "../ratelimit/types";
+import { BackendCooldown } from "../retrieval/cooldown";
+import { ExistenceCache } from "../retrieval/existence";
+import { RetrievalService } from "../retrieval/service";
+import { devDirectory } from "../tenants/directory";
+import { loadTenantsFile } from "../tenants/file";
+import type { TenantDirectory } from "../tenants/types";
+import { createReadiness } from "./readiness";
+
+export const DEFAULT_TENANTS_FILE = "config/tenants.yaml";
+
+export const BACKEND_FACTORIES: BackendFactories = {
+  zep: (cfg) => createZepBackend(cfg),
+  openmemory: (cfg) => createOpenMemoryBackend(cfg),
+  local: (cfg) => createLocalBackend(cfg),
+};
+
+export class BootError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BootError";
+  }
+}
+
+export interface Services extends AppServices {
+  backends: BackendProvider;
+  cache: PayloadCache;
+  limiter: RateLimiter;
+  lifecycle: { shuttingDown: boolean };
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  env: Env;
+  rawEnv: NodeJS.ProcessEnv;
+  logger: Logger;
+  factories?: BackendFactories;
+  watchPolicies?: boolean;
+}
+
+async function loadTenants(env: Env, rawEnv: NodeJS.ProcessEnv): Promise<TenantDirectory> {
+  const file =
+    env.MEMGATE_TENANTS_FILE ?? (existsSync(DEFAULT_TENANTS_FILE) ? DEFAULT_TENANTS_FILE : undefined);
+  if (file !== undefined) return loadTenantsFile(file, rawEnv);
+  return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA });
+}
+
+/** Wires every capability from the validated environment (the one place that knows the implementations). */
+export async function buildServices(opts: BuildOptions): Promise<Services> {
+  const { env, logger } = opts;
+  const tenants = await loadTenants(env, opts.rawEnv);
+  const policies = await createPolicyRegistry({
+    dir: env.MEMGATE_POLICY_DIR,
+    logger,
+    watch: opts.watchPolicies ?? true,
+  });
+  const missing = tenants
+    .tenants()
+    .map((t) => t.policies.default)
+    .filter((name) => policies.get(name) === undefined);
+  if (missing.length > 0) {
+    policies.close();
+    const rejected = policies.list().rejected.map((r) => r.error);
+    throw new BootError(
+      `default policy not loaded from ${env.MEMGATE_POLICY_DIR}: ${[...new Set(missing)].join(", ")}` +
+        (rejected.length > 0 ? ` (rejected: ${rejected.join("; ")})` : ""),
+    );
+  }
+  warmTokenizers(policies.list().policies.map((p) => policies.get(p.name)?.policy.tokenizer ?? "approx"));
+
+  const backends = new BackendProvider(opts.factories ?? BACKEND_FACTORIES);
+  // Load every local store now: a bad data file should stop the boot, not the first request.
+  for (const tenant of tenants.tenants()) {
+    const local = backends.get(tenant, "local");
+    if (local) await local;
+  }
+  const cache: PayloadCache = new MemoryPayloadCache();
+  const limiter: RateLimiter = new MemoryRateLimiter();
+  const retrieval = new RetrievalService({
+    policies,
+    backends,
+    cache,
+    limiter,
+    existence: new ExistenceCache(),
+    cooldown: new BackendCooldown(),
+    overrides: new OverrideCache(),
+    logger,
+  });
+  const readiness = createReadiness({ tenants, policies, backends });
+  return {
+    logger,
+    tenants,
+    policies,
+    retrieval,
+    readiness,
+    backends,
+    cache,
+    limiter,
+    lifecycle: { shuttingDown: false },
+    async close() {
+      policies.close();
+      await backends.close();
+      await cache.close?.();
+      await limiter.close?.();
+    },
+  };
+}

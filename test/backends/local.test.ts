@@ -1,0 +1,407 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createLocalBackend,
+  createLocalBackendFromRecords,
+  type LocalBackend,
+  LocalDataError,
+  type MemoryRecordInput,
+  parseMemoriesJsonl,
+} from "../../src/backends/local";
+import { normalizeScore, referenceScore } from "../../src/backends/local/score";
+import { terms } from "../../src/backends/local/tokenize";
+import { BackendError, type SearchRequest } from "../../src/backends/types";
+import { policySchema } from "../../src/policy/schema";
+import { runBackendContract } from "./contract";
+import { createLocalUpstream, type LocalUpstream } from "./fakes/local-upstream";
+
+let upstream: LocalUpstream | undefined;
+runBackendContract({
+  name: "local",
+  makeUpstream: async () => {
+    upstream = await createLocalUpstream();
+    return upstream;
+  },
+  makeBackend: async () => {
+    if (upstream === undefined) throw new Error("makeUpstream runs first");
+    return createLocalBackend({ dataFile: upstream.dataFile });
+  },
+  faults: [],
+  hasUserRegistry: true,
+});
+
+const policy = policySchema.parse({ name: "local-test", version: 1 });
+const signal = () => AbortSignal.timeout(1000);
+const ctl = () => ({ signal: signal() });
+
+let n = 0;
+function rec(userId: string, content: string, extra: Partial<MemoryRecordInput> = {}): MemoryRecordInput {
+  n += 1;
+  return {
+    id: `r${String(n).padStart(3, "0")}`,
+    userId,
+    content,
+    type: "fact",
+    timestamp: `2026-01-${String((n % 28) + 1).padStart(2, "0")}T10:00:00Z`,
+    sessionId: "s-1",
+    ...extra,
+  };
+}
+
+function search(
+  b: LocalBackend,
+  userId: string,
+  query: string,
+  searchType: SearchRequest["searchType"] = "hybrid",
+  limit = 20,
+) {
+  return b.search({ userId, query, limit, searchType, policy, signal: signal() });
+}
+const ids = async (p: ReturnType<typeof search>) => (await p).map((c) => c.id);
+
+describe("local backend: loading JSONL", () => {
+  const line = (o: object) => JSON.stringify(o);
+  const good = (id: string, userId = "ana") => line(rec(userId, `memory ${id}`, { id }));
+
+  test("skips blank lines, // and # comments, a BOM and CRLF; stores timestamps in UTC", () => {
+    const text = `\uFEFF// header\r\n\r\n# section\r\n${line(rec("ana", "x", { id: "a", timestamp: "2026-03-01T09:00:00+02:00" }))}\r\n   \r\n${good("b")}\r\n`;
+    const records = parseMemoriesJsonl(text, "mem.jsonl");
+    expect(records.map((r) => r.id)).toEqual(["a", "b"]);
+    expect(records[0]?.timestamp).toBe("2026-03-01T07:00:00.000Z");
+  });
+
+  test("a bad line names the file, the line number and the field path", () => {
+    const bad = line(rec("ana", "x", { id: "c", timestamp: "2026-02-30T09:00:00Z" }));
+    const text = `// c\n${good("a")}\n\n${good("b")}\n# x\n\n${bad}\n`;
+    expect(() => parseMemoriesJsonl(text, "config/demo-memories.jsonl")).toThrow(
+      /^config\/demo-memories\.jsonl:7: timestamp: invalid ISO 8601/,
+    );
+    const err = (() => {
+      try {
+        parseMemoriesJsonl(text, "f.jsonl");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(LocalDataError);
+    expect(err).toMatchObject({ line: 7, source: "f.jsonl", code: "invalid_record" });
+  });
+
+  test.each([
+    [{ tags: ["ok", " "] }, "f:1: tags[1]: must not be blank"],
+    [{ sesionId: "s" }, "f:1: sesionId: unknown field"],
+    [{ type: "note" }, "f:1: type: Invalid option"],
+    [{ role: "robot", type: "message" }, "f:1: role: Invalid option"],
+    [{ timestamp: "2026-03-01T09:00:00" }, "f:1: timestamp: invalid ISO 8601"],
+    [{ userId: "has space" }, "f:1: userId: 1–128 characters"],
+    [{ content: "   " }, "f:1: content: must not be blank"],
+  ])("rejects %j", (patch, message) => {
+    expect(() => parseMemoriesJsonl(line({ ...rec("ana", "x"), ...patch }), "f")).toThrow(message);
+  });
+
+  test("invalid JSON names the line and column but never quotes the content", () => {
+    const text = `${good("a")}\n{"id": "b", "content": "secret stuff",}\n`;
+    expect(() => parseMemoriesJsonl(text, "f")).toThrow(/^f:2: invalid JSON at column \d+$/);
+  });
+
+  test("a duplicate id names both lines, within a user and across users", () => {
+    expect(() => parseMemoriesJsonl(`${good("a")}\n${good("b")}\n\n${good("a")}`, "f")).toThrow(
+      'f:4: id: duplicate id "a" (first defined at f:1)',
+    );
+    expect(() => parseMemoriesJsonl(`${good("a")}\n${good("a", "sam")}`, "f")).toThrow(
+      "f:2: id: duplicate id",
+    );
+  });
+
+  test("records given in code are named by index", () => {
+    expect(() => createLocalBackendFromRecords([rec("ana", "x"), { ...rec("ana", "y"), type: 3 }])).toThrow(
+      /^records\[1\]: type: /,
+    );
+  });
+
+  test("createLocalBackend reads a file and reports a missing one as LocalDataError", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "memgate-local-test-"));
+    try {
+      const file = join(dir, "m.jsonl");
+      await writeFile(file, `${good("a")}\n${line({ ...rec("ana", "x"), id: 5 })}\n`);
+      await expect(createLocalBackend({ dataFile: file })).rejects.toThrow(`${file}:2: id: `);
+      await writeFile(file, `${good("a")}\n`);
+      const b = await createLocalBackend({ dataFile: file });
+      expect(b.size).toBe(1);
+      await expect(createLocalBackend({ dataFile: join(dir, "nope.jsonl") })).rejects.toMatchObject({
+        name: "LocalDataError",
+        code: "unreadable",
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("local backend: search", () => {
+  const b = createLocalBackendFromRecords([
+    rec("ana", "Ana usually orders an oat milk flat white coffee.", { id: "c1" }),
+    rec("ana", "The coffee machine at the office is broken again.", { id: "c2" }),
+    rec("ana", "Ana is allergic to peanuts.", { id: "p1", tags: ["health"] }),
+    rec("ana", "Please book a hotel in Lisbon.", {
+      id: "l1",
+      type: "message",
+      role: "user",
+      messageId: "m-9",
+    }),
+    rec("ana", "what do you mean by that", { id: "w1" }),
+    rec("sam", "Sam drinks black coffee and is allergic to nothing.", { id: "s1" }),
+  ]);
+
+  test("keyword matches exact terms only; hybrid adds prefix and fuzzy; semantic is served like hybrid", async () => {
+    expect(await ids(search(b, "ana", "coff", "keyword"))).toEqual([]);
+    expect(await ids(search(b, "ana", "alergic", "keyword"))).toEqual([]);
+    expect((await ids(search(b, "ana", "coff", "hybrid"))).sort()).toEqual(["c1", "c2"]);
+    expect(await ids(search(b, "ana", "alergic", "hybrid"))).toEqual(["p1"]);
+    expect(await search(b, "ana", "coff alergic", "semantic")).toEqual(
+      await search(b, "ana", "coff alergic", "hybrid"),
+    );
+    expect((await ids(search(b, "ana", "coffee", "keyword"))).sort()).toEqual(["c1", "c2"]);
+  });
+
+  test("short terms stay exact in hybrid: no prefix under 3 characters, no fuzzy under 5", async () => {
+    expect(await ids(search(b, "ana", "oa"))).toEqual([]);
+    expect(await ids(search(b, "ana", "mikl"))).toEqual([]);
+    expect(await ids(search(b, "ana", "hotl"))).toEqual([]);
+    expect(await ids(search(b, "ana", "hotel"))).toEqual(["l1"]);
+  });
+
+  test("OR semantics; tags are searched; candidates carry backend, sourceId, role and messageId", async () => {
+    expect((await ids(search(b, "ana", "health Lisbon"))).sort()).toEqual(["l1", "p1"]);
+    const [c] = await search(b, "ana", "Lisbon");
+    expect(c).toEqual({
+      id: "l1",
+      content: "Please book a hotel in Lisbon.",
+      score: expect.any(Number),
+      timestamp: expect.stringMatching(/Z$/),
+      sessionId: "s-1",
+      messageId: "m-9",
+      type: "message",
+      role: "user",
+      backend: "local",
+      sourceId: "l1",
+    });
+  });
+
+  test("a user never sees another user's memories, and unknown users get nothing", async () => {
+    expect((await ids(search(b, "ana", "coffee allergic"))).every((id) => id !== "s1")).toBe(true);
+    expect(await ids(search(b, "sam", "coffee allergic office peanuts"))).toEqual(["s1"]);
+    expect(await search(b, "nobody", "coffee")).toEqual([]);
+    await expect(b.userExists("sam", ctl())).resolves.toBe(true);
+    await expect(b.userExists("SAM", ctl())).resolves.toBe(false);
+  });
+
+  test("another user's memories do not change a user's scores", async () => {
+    const records = [rec("ana", "coffee with oat milk"), rec("ana", "tea")];
+    const mk = () => createLocalBackendFromRecords(records);
+    const alone = mk();
+    const shared = mk();
+    for (let i = 0; i < 30; i++) shared.add({ ...rec("sam", `coffee number ${i}`), id: undefined });
+    const before = await search(alone, "ana", "coffee milk");
+    expect(before.length).toBe(1);
+    expect(await search(shared, "ana", "coffee milk")).toEqual(before);
+  });
+
+  test("English function words are dropped from the query unless nothing else is left", async () => {
+    expect(await ids(search(b, "ana", "what do I usually order?"))).toEqual(["c1"]);
+    expect(await ids(search(b, "ana", "what do you mean"))).toEqual(["w1"]);
+  });
+
+  test("only the first 64 query terms are searched", async () => {
+    const filler = Array.from({ length: 70 }, (_, i) => `filler${i}`).join(" ");
+    expect(await ids(search(b, "ana", `Lisbon ${filler}`))).toEqual(["l1"]);
+    expect(await ids(search(b, "ana", `${filler} Lisbon`))).toEqual([]);
+  });
+
+  test("results: scores in [0,1], descending, ties by id, at most limit, independent of limit", async () => {
+    const t = createLocalBackendFromRecords([
+      rec("u", "same words here", { id: "b" }),
+      rec("u", "same words here", { id: "a" }),
+      rec("u", "same but longer words here and more"),
+    ]);
+    const all = await search(t, "u", "same words");
+    expect(all.map((c) => c.id).slice(0, 2)).toEqual(["a", "b"]);
+    for (const [i, c] of all.entries()) {
+      expect(c.score).toBeGreaterThanOrEqual(0);
+      expect(c.score).toBeLessThanOrEqual(1);
+      if (i > 0) expect(c.score).toBeLessThanOrEqual(all[i - 1]?.score ?? 1);
+    }
+    const one = await search(t, "u", "same words", "hybrid", 1);
+    expect(one).toEqual(all.slice(0, 1));
+    expect(await search(t, "u", "same words", "hybrid", 0)).toEqual([]);
+  });
+});
+
+describe("local backend: score normalization", () => {
+  test("monotone in the raw score and within [0, 1]", () => {
+    const ref = referenceScore([1, 3], 10);
+    let prev = -1;
+    for (let raw = 0; raw < 500; raw += 0.37) {
+      const s = normalizeScore(raw, ref);
+      expect(s).toBeGreaterThanOrEqual(prev);
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(s).toBeLessThanOrEqual(1);
+      prev = s;
+    }
+    expect(normalizeScore(Number.NaN, ref)).toBe(0);
+    expect(normalizeScore(5, 0)).toBe(0);
+  });
+
+  test("calibration: the ideal memory scores 2/3, covering one of two equally rare terms scores 1/2", async () => {
+    const t = createLocalBackendFromRecords([
+      rec("u", "alpha gamma", { id: "a" }),
+      rec("u", "beta delta", { id: "b" }),
+      rec("u", "epsilon zeta", { id: "e" }),
+    ]);
+    expect((await search(t, "u", "alpha", "keyword"))[0]?.score).toBeCloseTo(2 / 3, 5);
+    expect((await search(t, "u", "alpha beta", "keyword")).map((c) => c.score)).toEqual([0.5, 0.5]);
+    // A query word no memory contains does not lower the score.
+    expect((await search(t, "u", "alpha quantum", "keyword"))[0]?.score).toBeCloseTo(2 / 3, 5);
+  });
+});
+
+describe("local backend: CJK and Unicode", () => {
+  test("the default tokenizer would keep a Chinese sentence as one term; ours emits bigrams", () => {
+    expect("我每天早上喝咖啡".split(/[\n\r\p{Z}\p{P}]+/u)).toEqual(["我每天早上喝咖啡"]);
+    expect(terms("我每天喝咖啡")).toEqual(["我每", "每天", "天喝", "喝咖", "咖啡"]);
+    expect(terms("커피를 Lisbon에서 茶")).toEqual(["커피", "피를", "lisbon", "에서", "茶"]);
+    expect(terms("ｃｏｆｆｅｅ\tTEA")).toEqual(["coffee", "tea"]);
+  });
+
+  test("Korean and Chinese queries find Korean and Chinese memories", async () => {
+    const t = createLocalBackendFromRecords([
+      rec("min-jun", "민준은 매일 아침 커피를 마신다.", { id: "k1" }),
+      rec("min-jun", "부산 출장 호텔을 예약해 줘.", { id: "k2" }),
+      rec("wei", "我每天早上喝一杯拿铁咖啡，不加糖。", { id: "z1" }),
+      rec("wei", "下个月去上海出差。", { id: "z2" }),
+    ]);
+    for (const type of ["keyword", "hybrid"] as const) {
+      expect(await ids(search(t, "min-jun", "커피", type))).toEqual(["k1"]);
+      expect(await ids(search(t, "min-jun", "호텔 예약", type))).toEqual(["k2"]);
+      expect(await ids(search(t, "wei", "咖啡", type))).toEqual(["z1"]);
+      expect(await ids(search(t, "wei", "上海出差", type))).toEqual(["z2"]);
+    }
+  });
+});
+
+describe("local backend: errors", () => {
+  const b = createLocalBackendFromRecords([rec("ana", "coffee")]);
+  const aborted = () => AbortSignal.abort();
+
+  test("an already-aborted signal is unavailable for every call", async () => {
+    const req = { userId: "ana", query: "coffee", limit: 5, searchType: "hybrid" as const, policy };
+    for (const p of [
+      b.search({ ...req, signal: aborted() }),
+      b.userExists("ana", { signal: aborted() }),
+      b.ping({ signal: aborted() }),
+    ]) {
+      await expect(p).rejects.toMatchObject({ name: "BackendError", kind: "unavailable", backend: "local" });
+    }
+    await expect(b.ping(ctl())).resolves.toBeUndefined();
+  });
+
+  test("an index failure becomes BackendError(unavailable) without the query in the message", async () => {
+    const spy = jest.spyOn(b, "searchUser").mockImplementation(() => {
+      throw new TypeError("boom");
+    });
+    try {
+      const err = await search(b, "ana", "coffee").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(BackendError);
+      expect(err).toMatchObject({ kind: "unavailable", retryable: true, backend: "local" });
+      expect((err as BackendError).message).not.toContain("coffee");
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe("local backend: store operations keep the index in sync", () => {
+  test("add assigns id and timestamp, is searchable at once, and returns a frozen record", async () => {
+    const b = createLocalBackendFromRecords([], {
+      newId: () => "gen-1",
+      now: () => new Date(Date.UTC(2026, 4, 1)),
+    });
+    await expect(b.userExists("ana", ctl())).resolves.toBe(false);
+    const r = b.add({
+      userId: "ana",
+      content: "Ana likes cortado",
+      type: "fact",
+      sessionId: "s",
+      tags: ["coffee"],
+    });
+    expect(r).toMatchObject({ id: "gen-1", timestamp: "2026-05-01T00:00:00.000Z" });
+    expect(Object.isFrozen(r) && Object.isFrozen(r.tags)).toBe(true);
+    expect(await ids(search(b, "ana", "cortado"))).toEqual(["gen-1"]);
+    await expect(b.userExists("ana", ctl())).resolves.toBe(true);
+    expect(b.get("gen-1")).toBe(r);
+  });
+
+  test("add rejects invalid records and duplicate ids", () => {
+    const b = createLocalBackendFromRecords([rec("ana", "x", { id: "a" })]);
+    expect(() => b.add({ ...rec("sam", "y"), id: "a" })).toThrow(
+      expect.objectContaining({ code: "duplicate_id", message: 'add: id: duplicate id "a"' }),
+    );
+    expect(() => b.add({ ...rec("sam", "y"), timestamp: "yesterday" })).toThrow(
+      expect.objectContaining({
+        code: "invalid_record",
+        message: expect.stringMatching(/^add: timestamp: /),
+      }),
+    );
+    expect(b.size).toBe(1);
+  });
+
+  test("delete removes from the index; the last memory of a user removes the user; ids can be reused", async () => {
+    const b = createLocalBackendFromRecords([
+      rec("ana", "zebra crossing", { id: "z" }),
+      rec("ana", "lion", { id: "l" }),
+    ]);
+    expect(b.delete("z")).toBe(true);
+    expect(b.delete("z")).toBe(false);
+    expect(await search(b, "ana", "zebra")).toEqual([]);
+    b.add({ ...rec("ana", "giraffe"), id: "z" });
+    expect(await ids(search(b, "ana", "giraffe"))).toEqual(["z"]);
+    expect(await search(b, "ana", "zebra crossing")).toEqual([]);
+    b.delete("z");
+    b.delete("l");
+    await expect(b.userExists("ana", ctl())).resolves.toBe(false);
+    expect(b.size).toBe(0);
+  });
+
+  test("list pages newest first, per user or all users", () => {
+    const b = createLocalBackendFromRecords([
+      rec("ana", "old", { id: "o", timestamp: "2026-01-01T00:00:00Z" }),
+      rec("ana", "new", { id: "n", timestamp: "2026-06-01T00:00:00+05:00" }),
+      rec("ana", "mid", { id: "m", timestamp: "2026-03-01T00:00:00Z" }),
+      rec("sam", "s", { id: "s", timestamp: "2026-02-01T00:00:00Z" }),
+    ]);
+    const page = (u: string | undefined, limit: number, offset: number) =>
+      b.list(u, { limit, offset }).items.map((r) => r.id);
+    expect(page("ana", 10, 0)).toEqual(["n", "m", "o"]);
+    expect(page("ana", 1, 1)).toEqual(["m"]);
+    expect(page(undefined, 10, 0)).toEqual(["n", "m", "s", "o"]);
+    expect(b.list("ana", { limit: 1 }).total).toBe(3);
+    expect(b.list("nobody").items).toEqual([]);
+  });
+});
+
+describe("local backend: config/demo-memories.jsonl", () => {
+  test("loads, and serves each demo user in their language", async () => {
+    const b = await createLocalBackend({ dataFile: join(__dirname, "../../config/demo-memories.jsonl") });
+    expect(b.size).toBeGreaterThanOrEqual(35);
+    const coffee = await search(b, "ana", "coffee");
+    expect(coffee.length).toBeGreaterThan(3);
+    expect(coffee.every((c) => c.id.startsWith("ana-") && c.score >= 0.3)).toBe(true);
+    expect((await search(b, "min-jun", "커피")).length).toBeGreaterThan(0);
+    expect((await search(b, "wei", "咖啡")).length).toBeGreaterThan(0);
+    expect((await search(b, "sam", "coffee")).map((c) => c.id)).toEqual(["sam-001"]);
+  });
+});
