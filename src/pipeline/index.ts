@@ -6,6 +6,7 @@ import { formatSystemPrompt } from "./stages/format";
 import { interleaveStage } from "./stages/interleave";
 import { redactStage } from "./stages/redact";
 import { thresholdStage } from "./stages/threshold";
+import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
 
 export type CacheStatus = "hit" | "miss" | "stale" | "bypass";
@@ -55,7 +56,7 @@ export interface PipelineResult {
 }
 
 function toWorkItem(c: Candidate): WorkItem {
-  const timeMs = Date.parse(c.timestamp);
+  const timeMs = parseTimestamp(c.timestamp);
   return {
     ...c,
     timeMs: Number.isNaN(timeMs) ? 0 : timeMs,
@@ -106,25 +107,26 @@ export function runPipeline(input: PipelineInput, compiled: CompiledPolicy): Pip
 }
 
 function toEntry(item: WorkItem, collection: string, searchType: string): MemoryEntry {
-  const entry: MemoryEntry = {
+  const provenance: MemoryEntry["provenance"] = {
+    collection,
+    searchType,
+    originalLength: item.originalLength,
+    wasRedacted: item.wasRedacted,
+  };
+  if (item.backend !== undefined) provenance.backend = item.backend;
+  if (item.sourceId !== undefined) provenance.sourceId = item.sourceId;
+  // Seed 000's field order: optional fields sit where the MemoryEntry interface declares them.
+  return {
     id: item.id,
     content: item.content,
     score: item.score,
     timestamp: item.timestamp,
     sessionId: item.sessionId,
+    ...(item.messageId === undefined ? {} : { messageId: item.messageId }),
     type: item.type,
-    provenance: {
-      collection,
-      searchType,
-      originalLength: item.originalLength,
-      wasRedacted: item.wasRedacted,
-    },
+    ...(item.role === undefined ? {} : { role: item.role }),
+    provenance,
   };
-  if (item.messageId !== undefined) entry.messageId = item.messageId;
-  if (item.role !== undefined) entry.role = item.role;
-  if (item.backend !== undefined) entry.provenance.backend = item.backend;
-  if (item.sourceId !== undefined) entry.provenance.sourceId = item.sourceId;
-  return entry;
 }
 
 export function configOf(compiled: CompiledPolicy): RetrievalMetadata["config"] {

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { BackendFactories } from "../backends/registry";
 import { EnvError, isLoopback, parseEnv } from "../config/env";
 import { createApp } from "../http/app";
 import { createLogger, type Logger } from "../logging/logger";
@@ -14,10 +15,13 @@ export interface Running {
 }
 
 /** Starts the gateway from an environment. Rejects with a one-line reason on bad configuration. */
-export async function startServer(rawEnv: NodeJS.ProcessEnv, logger?: Logger): Promise<Running> {
+export async function startServer(
+  rawEnv: NodeJS.ProcessEnv,
+  opts: { logger?: Logger; factories?: BackendFactories } = {},
+): Promise<Running> {
   const env = parseEnv(rawEnv);
-  const log = logger ?? createLogger(env.LOG_LEVEL);
-  const services = await buildServices({ env, rawEnv, logger: log });
+  const log = opts.logger ?? createLogger(env.LOG_LEVEL);
+  const services = await buildServices({ env, rawEnv, logger: log, factories: opts.factories });
   if (services.tenants.devMode && !isLoopback(env.HOST)) {
     await services.close();
     throw new EnvError(

@@ -59,6 +59,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   localRecords?: unknown[];
   watchPolicies?: boolean;
+  /** Use these factories instead of the fakes (e.g. the real adapters against nock / a fake server). */
+  factories?: BackendFactories;
 }
 
 /** A fresh gateway per test: real wiring (buildServices), fake Zep/OpenMemory, real local backend. */
@@ -122,7 +124,7 @@ export async function makeHarness(opts: HarnessOptions = {}): Promise<Harness> {
     env: parseEnv(rawEnv),
     rawEnv,
     logger,
-    factories,
+    factories: opts.factories ?? factories,
     watchPolicies: opts.watchPolicies ?? false,
   });
   // Build the fake backends now so tests can script them before the first request.

@@ -62,12 +62,21 @@ function offsetSecondsAt(ms: number, timeZone: string): number {
 }
 
 /**
+ * Epoch milliseconds of `iso` (any string `Date.parse` accepts), NaN when it does not parse. A date-time
+ * without an offset is read as UTC: `Date.parse` would read it in the host's time zone, so the instant (and
+ * every order or tie-break built on it) would change with `TZ`.
+ */
+export function parseTimestamp(iso: string): number {
+  return Date.parse(ZONELESS_DATE_TIME.test(iso) ? `${iso}Z` : iso);
+}
+
+/**
  * Renders `iso` (any string `Date.parse` accepts) as described above. A date-time without an offset is read
- * as UTC (`Date.parse` would read it in the host's zone). A timestamp that does not parse is returned
- * unchanged, which is still deterministic.
+ * as UTC (see `parseTimestamp`). A timestamp that does not parse is returned unchanged, which is still
+ * deterministic.
  */
 export function formatTimestamp(iso: string, timeZone: string): string {
-  const ms = Date.parse(ZONELESS_DATE_TIME.test(iso) ? `${iso}Z` : iso);
+  const ms = parseTimestamp(iso);
   if (Number.isNaN(ms)) return iso;
   const seconds = Math.floor(ms / 1000) * 1000; // milliseconds are dropped, never rounded
   if (timeZone === "UTC") return `${isoWithoutZone(seconds)}Z`;
