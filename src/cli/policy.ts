@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { compilePolicy } from "../policy/compile";
-import { formatProblem, PolicyError, type PolicyProblem, readPolicyFile } from "../policy/load";
+import { compilePolicyFile } from "../policy/compile";
+import { formatProblem, type PolicyProblem } from "../policy/load";
 import { policySchema } from "../policy/schema";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
 
@@ -9,30 +9,19 @@ export async function validateCommand(files: string[], io: CliIo): Promise<numbe
   const problems: PolicyProblem[] = [];
   const seen = new Map<string, string>();
   for (const file of files) {
-    const parsed = await readPolicyFile(file);
-    if (!parsed.ok) {
-      problems.push(...parsed.problems);
+    const result = await compilePolicyFile(file);
+    if (!result.ok) {
+      problems.push(...result.problems);
       continue;
     }
-    try {
-      const compiled = compilePolicy(parsed.policy, file);
-      const other = seen.get(compiled.policy.name);
-      if (other !== undefined) {
-        problems.push({
-          file,
-          path: ["name"],
-          message: `policy "${compiled.policy.name}" is also defined in ${other}`,
-        });
-        continue;
-      }
-      seen.set(compiled.policy.name, file);
-      io.out(
-        `${file}: ok (${compiled.policy.name} v${compiled.policy.version}, hash ${compiled.hash.slice(0, 12)})`,
-      );
-    } catch (err) {
-      if (!(err instanceof PolicyError)) throw err;
-      problems.push(...err.problems);
+    const { policy, hash } = result.compiled;
+    const other = seen.get(policy.name);
+    if (other !== undefined) {
+      problems.push({ file, path: ["name"], message: `policy "${policy.name}" is also defined in ${other}` });
+      continue;
     }
+    seen.set(policy.name, file);
+    io.out(`${file}: ok (${policy.name} v${policy.version}, hash ${hash.slice(0, 12)})`);
   }
   for (const p of problems) io.err(formatProblem(p));
   return problems.length > 0 ? EXIT_INVALID : EXIT_OK;

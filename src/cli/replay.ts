@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import { buildPayload, runPipeline } from "../pipeline";
 import { replayInputSchema } from "../pipeline/candidate";
-import { compilePolicy } from "../policy/compile";
-import { formatPath, formatProblem, PolicyError, readPolicyFile } from "../policy/load";
+import { compilePolicyFile } from "../policy/compile";
+import { formatPath, formatProblem } from "../policy/load";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
 
 export interface ReplayOptions {
@@ -17,21 +17,13 @@ export interface ReplayOptions {
  * `{memories, metadata, systemPrompt}` (plus `trace`). Exit 2 with a one-line reason on invalid policy or input.
  */
 export async function replayCommand(opts: ReplayOptions, io: CliIo): Promise<number> {
-  const parsed = await readPolicyFile(opts.policy);
-  if (!parsed.ok) {
-    const first = parsed.problems[0];
+  const loaded = await compilePolicyFile(opts.policy);
+  if (!loaded.ok) {
+    const first = loaded.problems[0];
     io.err(first ? formatProblem(first) : `${opts.policy}: invalid policy`);
     return EXIT_INVALID;
   }
-  let compiled: ReturnType<typeof compilePolicy>;
-  try {
-    compiled = compilePolicy(parsed.policy, opts.policy);
-  } catch (err) {
-    if (!(err instanceof PolicyError)) throw err;
-    const first = err.problems[0];
-    io.err(first ? formatProblem(first) : err.message);
-    return EXIT_INVALID;
-  }
+  const { compiled } = loaded;
 
   let raw: unknown;
   try {

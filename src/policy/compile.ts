@@ -1,8 +1,9 @@
+import { readFile } from "node:fs/promises";
 import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
 import { getTokenizer } from "../pipeline/tokenizers";
 import type { StageContext } from "../pipeline/types";
 import { canonicalJson, sha256Hex } from "./canonical";
-import { PolicyError, type PolicyProblem, problemsFromZod } from "./load";
+import { addLines, PolicyError, type PolicyProblem, parsePolicyText, problemsFromZod } from "./load";
 import { type Overrides, overridesSchema, type Policy, type PolicyInput, policySchema } from "./schema";
 
 /** A validated policy with everything its stages need built once: the redactor, the tokenizer, its hash. */
@@ -31,6 +32,32 @@ export function compilePolicy(policy: Policy, file = `policy:${policy.name}`): C
     }
     throw err;
   }
+}
+
+export type PolicyCompile = { ok: true; compiled: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
+
+/** Parses, validates and compiles a policy file's text. Never throws; every problem carries its line. */
+export function compilePolicyText(text: string, file: string): PolicyCompile {
+  const parsed = parsePolicyText(text, file);
+  if (!parsed.ok) return parsed;
+  try {
+    return { ok: true, compiled: compilePolicy(parsed.policy, file) };
+  } catch (err) {
+    if (err instanceof PolicyError) return { ok: false, problems: addLines(err.problems, text) };
+    const reason = err instanceof Error ? err.message : String(err);
+    return { ok: false, problems: [{ file, path: [], message: `cannot compile the policy (${reason})` }] };
+  }
+}
+
+export async function compilePolicyFile(file: string): Promise<PolicyCompile> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
+    return { ok: false, problems: [{ file, path: [], message: `cannot read the file (${code})` }] };
+  }
+  return compilePolicyText(text, file);
 }
 
 /** Maps request overrides (seed 000's flat AdminMemorySettings subset) onto the policy-file shape. */

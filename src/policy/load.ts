@@ -128,6 +128,20 @@ export function validatePolicyObject(
   return { ok: true, policy: parsed.data };
 }
 
+/** Problems found after parsing (e.g. an RE2 pattern) come without a line: find it in the file's text. */
+export function addLines(problems: readonly PolicyProblem[], text: string): PolicyProblem[] {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter });
+  return problems.map((p) => {
+    if (p.line !== undefined) return p;
+    for (let n = p.path.length; n > 0; n--) {
+      const node = doc.getIn(p.path.slice(0, n), true);
+      if (isNode(node) && node.range) return { ...p, line: lineCounter.linePos(node.range[0]).line };
+    }
+    return p;
+  });
+}
+
 export async function readPolicyFile(file: string): Promise<PolicyParse> {
   let text: string;
   try {

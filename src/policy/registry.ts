@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { isNode, LineCounter, parseDocument } from "yaml";
 import type { Logger } from "../logging/logger";
 import { sha256Hex } from "./canonical";
-import { type CompiledPolicy, compilePolicy } from "./compile";
-import { formatProblem, PolicyError, type PolicyProblem, parsePolicyText } from "./load";
+import { type CompiledPolicy, compilePolicyText } from "./compile";
+import { formatProblem } from "./load";
 import type { PolicyRegistry, PolicyStatus, RejectedFile } from "./registry-types";
 import { byCodeUnits, type DirWatcher, listPolicyFiles, watchDirectory } from "./watch";
 
@@ -189,32 +189,8 @@ async function readRecord(
 }
 
 function compileText(text: string, file: string): Outcome {
-  const parsed = parsePolicyText(text, file);
-  if (!parsed.ok) return { ok: false, error: parsed.problems.map(formatProblem).join("\n") };
-  try {
-    return { ok: true, compiled: compilePolicy(parsed.policy, file) };
-  } catch (err) {
-    if (err instanceof PolicyError)
-      return { ok: false, error: withLines(err.problems, text).map(formatProblem).join("\n") };
-    return {
-      ok: false,
-      error: `${file}: cannot compile the policy (${err instanceof Error ? err.message : String(err)})`,
-    };
-  }
-}
-
-/** Compile problems come without a line; find it in the file so the ops team can jump there. */
-function withLines(problems: readonly PolicyProblem[], text: string): PolicyProblem[] {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter });
-  return problems.map((p) => {
-    if (p.line !== undefined) return p;
-    for (let n = p.path.length; n > 0; n--) {
-      const node = doc.getIn(p.path.slice(0, n), true);
-      if (isNode(node) && node.range) return { ...p, line: lineCounter.linePos(node.range[0]).line };
-    }
-    return p;
-  });
+  const result = compilePolicyText(text, file);
+  return result.ok ? result : { ok: false, error: result.problems.map(formatProblem).join("\n") };
 }
 
 type Claim = { file: string; outcome: Outcome };

@@ -254,7 +254,7 @@ describe("compileRedactor", () => {
       expect(err).toBeInstanceOf(RedactionPatternError);
       if (!(err instanceof RedactionPatternError)) return;
       expect(err.path).toEqual(["redaction", "patterns", 2]);
-      expect(err.message).toContain("redaction.patterns[2]");
+      expect(err.message).not.toContain("redaction.patterns");
       expect(err.message).toContain(reason);
     }
   });

@@ -112,7 +112,7 @@ function compileCustom(pattern: CustomPattern, index: number): Matcher {
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new RedactionPatternError(
-      `redaction.patterns[${index}] ${JSON.stringify(source)} is not a valid RE2 pattern: ${reason}` +
+      `${JSON.stringify(source)} is not a valid RE2 pattern: ${reason}` +
         " (RE2 has no backreferences or lookaround)",
       ["redaction", "patterns", index],
       { cause: err },
@@ -156,7 +156,7 @@ export function compileRedactor(cfg: RedactionConfig): Redactor {
   for (const matcher of BUILTIN_MATCHERS) {
     if (apply(replacement, matcher, replacement) !== undefined) {
       throw new RedactionPatternError(
-        `redaction.replacement ${JSON.stringify(replacement)} looks like PII to the ${matcher.name} detector; ` +
+        `${JSON.stringify(replacement)} looks like PII to the ${matcher.name} detector; ` +
           "choose a replacement that does not look like what it hides",
         ["redaction", "replacement"],
       );
@@ -165,7 +165,7 @@ export function compileRedactor(cfg: RedactionConfig): Redactor {
   custom.forEach((matcher, index) => {
     if (apply(replacement, matcher, replacement) !== undefined) {
       throw new RedactionPatternError(
-        `redaction.patterns[${index}] matches the replacement ${JSON.stringify(replacement)}, ` +
+        `the pattern matches the replacement ${JSON.stringify(replacement)}, ` +
           "so redacted text would be redacted again",
         ["redaction", "patterns", index],
       );
