@@ -112,6 +112,7 @@ describe.each(TOKENIZERS)("budgetStage properties (%s)", (name) => {
           expect(prefix.length).toBeLessThanOrEqual(original.length);
           const kept = graphemesOf(prefix);
           expect(graphemesOf(original).slice(0, kept.length)).toEqual(kept);
+          expect(graphemesOf(item.content).slice(0, kept.length)).toEqual(kept); // "..." merged into none
         });
 
         // Every input that is not in the output is reported as dropped, and nothing else is.

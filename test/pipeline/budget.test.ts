@@ -26,6 +26,7 @@ function expectCleanTruncation(original: string, truncated: string): void {
   expect(original.startsWith(prefix)).toBe(true);
   const kept = graphemesOf(prefix);
   expect(graphemesOf(original).slice(0, kept.length)).toEqual(kept);
+  expect(graphemesOf(truncated).slice(0, kept.length)).toEqual(kept); // the "..." merged into none
   expect(prefix).toBe(prefix.trimEnd());
 }
 
@@ -221,7 +222,7 @@ describe("budgetStage: multilingual truncation never breaks a grapheme", () => {
         expectCleanTruncation(text, cut.content);
         // Longest: the next cut point would not have fitted.
         const prefixLength = cut.content.length - 3;
-        const next = wordCutOffsets(text).find((o) => o > prefixLength);
+        const next = wordCutOffsets(text, "...").find((o) => o > prefixLength);
         if (next !== undefined) {
           expect(tokenizer.count(`${text.slice(0, next)}...`)).toBeGreaterThan(100 - tokenizer.count(filler));
         }

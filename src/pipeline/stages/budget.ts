@@ -40,11 +40,15 @@ export function budgetStage(items: WorkItem[], policy: Policy, ctx: StageContext
       continue;
     }
     const remaining = maxTokens - used;
-    const truncated = truncateToFit(
-      item.content,
-      TRUNCATION_SUFFIX,
-      (candidate) => tokenizer.count(candidate) <= remaining,
-    );
+    // Any cut costs at least one token (its "..."), so with nothing left there is nothing to search.
+    const truncated =
+      remaining > 0
+        ? truncateToFit(
+            item.content,
+            TRUNCATION_SUFFIX,
+            (candidate) => tokenizer.count(candidate) <= remaining,
+          )
+        : undefined;
     if (truncated === undefined) {
       changes.push({ id: item.id, reason: "dropped_by_budget" });
     } else {
