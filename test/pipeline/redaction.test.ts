@@ -255,6 +255,7 @@ describe("compileRedactor", () => {
       if (!(err instanceof RedactionPatternError)) return;
       expect(err.path).toEqual(["redaction", "patterns", 2]);
       expect(err.message).not.toContain("redaction.patterns");
+      expect(err.message).toContain("custom pattern 2");
       expect(err.message).toContain(reason);
     }
   });

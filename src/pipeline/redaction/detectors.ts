@@ -6,17 +6,16 @@ import { luhn } from "./luhn";
  * raw match in context and decides what of it is redacted. Every pattern runs in time linear in the text:
  *
  * - `email` is compiled with RE2 (a linear-time automaton). As a JS RegExp the same pattern is quadratic on a
- *   long run of letters or digits without an "@" (every start position rescans the run), and it was also
- *   ~8× slower on ordinary text.
- * - The digit detectors are JS RegExps, ~5–50× faster than RE2 on ordinary text (RE2 pays a fixed cost per
- *   call to convert the text to UTF-8). They are linear by construction: no quantified group contains a
- *   quantifier, and no two adjacent quantified atoms can match the same character, so the engine never has
- *   more than a bounded number of ways to try at one start position; the only unbounded repetition is
+ *   long run of letters or digits without an "@" (every start position rescans the run), and it was ~16×
+ *   slower on ordinary text (16 texts of ~500 characters: 44 µs with RE2, 704 µs as a JS RegExp).
+ * - The digit detectors are JS RegExps: on the same texts 21 µs for all four, against 505 µs with RE2, which
+ *   pays a fixed cost per call to convert the text to UTF-8. They are linear by construction: no quantified
+ *   group contains a quantifier, and no two adjacent quantified atoms can match the same character, so the
+ *   engine has a bounded number of ways to try at one start position; the only unbounded repetition is
  *   `[\d -]*` right after a single `\d`, which always succeeds and is never rescanned.
  *
- * No pattern has capture groups (a replacer sees `(match, offset, text)`) or lookaround: boundaries and
- * structure are checked by the validators, which look at the match and a few characters around it, so a
- * whole pass stays linear.
+ * No pattern needs capture groups or lookaround: boundaries and structure are checked by the validators,
+ * which look at the match and a few characters around it, so a whole pass stays linear.
  */
 
 /** A half-open range `[start, end)` inside a match, in UTF-16 code units relative to the match start. */

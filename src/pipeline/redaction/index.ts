@@ -15,7 +15,10 @@ import { BUILTIN_DETECTORS, type Span, type Validator } from "./detectors";
 
 export type RedactionConfig = Policy["redaction"];
 
-/** A pattern RE2 cannot compile, or a replacement that would itself be redacted. Rejects the policy. */
+/**
+ * A pattern RE2 cannot compile, or a replacement that would itself be redacted. Rejects the policy. The
+ * message does not repeat the field path (callers print `path` before it, and request overrides re-root it).
+ */
 export class RedactionPatternError extends Error {
   /** Field path in the policy file, e.g. `["redaction", "patterns", 2]`. */
   readonly path: ReadonlyArray<string | number>;
@@ -112,7 +115,7 @@ function compileCustom(pattern: CustomPattern, index: number): Matcher {
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new RedactionPatternError(
-      `${JSON.stringify(source)} is not a valid RE2 pattern: ${reason}` +
+      `custom pattern ${index} ${JSON.stringify(source)} is not a valid RE2 pattern: ${reason}` +
         " (RE2 has no backreferences or lookaround)",
       ["redaction", "patterns", index],
       { cause: err },
@@ -165,7 +168,7 @@ export function compileRedactor(cfg: RedactionConfig): Redactor {
   custom.forEach((matcher, index) => {
     if (apply(replacement, matcher, replacement) !== undefined) {
       throw new RedactionPatternError(
-        `the pattern matches the replacement ${JSON.stringify(replacement)}, ` +
+        `custom pattern ${index} matches the replacement ${JSON.stringify(replacement)}, ` +
           "so redacted text would be redacted again",
         ["redaction", "patterns", index],
       );
