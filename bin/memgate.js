@@ -8,6 +8,9 @@ if (!fs.existsSync(entry)) {
   process.stderr.write("memgate: dist/ is missing; run `npm run build` (npm ci runs it for you)\n");
   process.exit(1);
 }
+// OpenTelemetry first: its instrumentations patch http, express and ioredis when they are first required, so
+// the SDK must be running before the CLI (and through it the gateway) loads them. Only `serve` needs it.
+if (process.argv[2] === "serve") require(path.join(__dirname, "..", "dist", "telemetry", "register.js"));
 require(entry)
   .main(process.argv.slice(2))
   .then((code) => {

@@ -15,12 +15,13 @@ export function normalizeQuery(query: string): string {
 }
 
 /**
- * `memgate:v1:payload:<tenant>:<sha256 of the parts>`. The user id and query are hashed, never stored in clear
- * in a key; the tenant stays readable so an operator can scan or flush one tenant.
+ * `v1:payload:<tenant>:<sha256 of the parts>` (the Redis cache prepends MEMGATE_REDIS_PREFIX, default
+ * `memgate:`). The user id and query are hashed, never stored in clear in a key; the tenant stays readable so an
+ * operator can scan or flush one tenant.
  */
 export function payloadCacheKey(p: CacheKeyParts): string {
   const digest = createHash("sha256")
     .update(JSON.stringify([p.backend, p.userId, normalizeQuery(p.query), p.policyHash]))
     .digest("hex");
-  return `memgate:v1:payload:${p.tenantId}:${digest}`;
+  return `v1:payload:${p.tenantId}:${digest}`;
 }

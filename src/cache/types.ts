@@ -16,5 +16,10 @@ export interface PayloadCache {
   get(key: string): Promise<CacheLookup | undefined>;
   /** Kept for ttlSeconds + staleSeconds in total; fresh for ttlSeconds. */
   set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void>;
+  /**
+   * False while the store cannot be reached (Redis down): lookups miss at once and payloads report
+   * `metadata.cache: "bypass"`. Absent = always available.
+   */
+  available?(): boolean;
   close?(): Promise<void>;
 }

@@ -1,6 +1,7 @@
+import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { compilePolicyFile } from "../policy/compile";
-import { formatProblem, type PolicyProblem } from "../policy/load";
+import { addLines, formatProblem, type PolicyProblem } from "../policy/load";
 import { policySchema } from "../policy/schema";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
 
@@ -17,7 +18,13 @@ export async function validateCommand(files: string[], io: CliIo): Promise<numbe
     const { policy, hash } = result.compiled;
     const other = seen.get(policy.name);
     if (other !== undefined) {
-      problems.push({ file, path: ["name"], message: `policy "${policy.name}" is also defined in ${other}` });
+      const duplicate = {
+        file,
+        path: ["name"],
+        message: `policy "${policy.name}" is also defined in ${other}`,
+      };
+      // The line of `name:` in this file (read again: only the rare duplicate pays for it).
+      problems.push(...addLines([duplicate], await readFile(file, "utf8").catch(() => "")));
       continue;
     }
     seen.set(policy.name, file);

@@ -27,6 +27,20 @@ export const envSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
     .optional(),
+  /** Prefix of every key memgate writes in Redis (several deployments can share one Redis). */
+  MEMGATE_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_.-]{0,64}$/, "must be 0–64 of A-Z a-z 0-9 : _ . - (e.g. memgate:)")
+    .default("memgate:"),
+  /** Default per-API-key request rate, `<points>/<seconds>` (a key's `rateLimit` in the tenants file wins). */
+  MEMGATE_KEY_RATE_LIMIT: z
+    .string()
+    .regex(/^[1-9][0-9]{0,6}\/[1-9][0-9]{0,5}$/, 'must be "<requests>/<seconds>", e.g. 600/60')
+    .default("600/60")
+    .transform((v) => {
+      const [points, seconds] = v.split("/").map(Number);
+      return { points: points ?? 600, durationSeconds: seconds ?? 60 };
+    }),
   MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
   MEMGATE_TENANTS_FILE: z.string().min(1).optional(),
   MEMGATE_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),

@@ -1,10 +1,15 @@
 import express, { type Express } from "express";
+import { compatRoutes } from "../compat";
+import type { LocalStores } from "../compat/local-stores";
 import type { Logger } from "../logging/logger";
 import type { PolicyRegistry } from "../policy/registry-types";
 import type { RetrievalService } from "../retrieval/service";
+import { accessLog } from "../telemetry/access-log";
+import { metricsRoute } from "../telemetry/prometheus";
 import type { TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
 import { errorHandler, notFound, requestId } from "./middleware";
+import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { retrieveRoute } from "./routes/retrieve";
 
@@ -17,6 +22,10 @@ export interface AppServices {
   readiness: Readiness;
   /** Set during graceful shutdown: new requests get 503 with Retry-After. */
   lifecycle?: { shuttingDown: boolean };
+  // --- redis/rate limits: per-API-key limit, applied right after authenticate (src/http/rate-limit.ts) ---
+  keyLimits?: KeyLimits;
+  /** Lets the OpenMemory-compatible API serve a tenant's embedded local store (src/compat). */
+  localStores?: LocalStores;
 }
 
 export function createApp(services: AppServices): Express {
@@ -25,6 +34,7 @@ export function createApp(services: AppServices): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestId());
+  app.use(accessLog(services.logger));
   app.use(function refuseWhenShuttingDown(_req, res, next) {
     if (services.lifecycle?.shuttingDown) {
       res.setHeader("connection", "close");
@@ -33,8 +43,10 @@ export function createApp(services: AppServices): Express {
     }
     next();
   });
+  app.use(metricsRoute()); // GET /metrics: Prometheus text, unauthenticated like /healthz (src/telemetry)
   app.use(opsRoutes(services));
   app.use(retrieveRoute(services));
+  app.use(compatRoutes(services)); // drop-in Zep (/api/v2/*) and OpenMemory (/memory/*, …) APIs (src/compat)
   app.use(notFound());
   app.use(errorHandler(services.logger));
   return app;

@@ -14,6 +14,9 @@ export const ERROR_CODES = [
   "RATE_LIMITED",
   "SHUTTING_DOWN",
   "INTERNAL",
+  // Transparent proxy routes only (src/compat/proxy.ts): the upstream could not be reached / did not answer.
+  "UPSTREAM_UNREACHABLE",
+  "UPSTREAM_TIMEOUT",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -28,6 +31,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   SHUTTING_DOWN: 503,
   INTERNAL: 500,
+  UPSTREAM_UNREACHABLE: 502,
+  UPSTREAM_TIMEOUT: 504,
 };
 
 const TITLE_OF: Record<ErrorCode, string> = {
@@ -41,6 +46,8 @@ const TITLE_OF: Record<ErrorCode, string> = {
   RATE_LIMITED: "Too many requests",
   SHUTTING_DOWN: "Shutting down",
   INTERNAL: "Internal error",
+  UPSTREAM_UNREACHABLE: "Bad gateway",
+  UPSTREAM_TIMEOUT: "Gateway timeout",
 };
 
 /** RFC 9457 problem details, plus memgate's `code` and `requestId`. */

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import type { Logger } from "../logging/logger";
+import { runWithRequestId } from "../telemetry/log-context";
 import { type ErrorCode, HttpProblem, PROBLEM_CONTENT_TYPE, toProblem } from "./errors";
 
 declare global {
@@ -13,14 +14,17 @@ declare global {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Takes the caller's `x-request-id` when it is safe to echo, else makes one; sets it on the response. */
+/**
+ * Takes the caller's `x-request-id` when it is safe to echo, else makes one; sets it on the response, and runs the
+ * rest of the request in its context so every log line written meanwhile carries it (src/telemetry/log-context.ts).
+ */
 export function requestId(): RequestHandler {
   return function requestId(req, res, next) {
     const incoming = req.get("x-request-id");
     const id = incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
     res.setHeader("x-request-id", id);
-    next();
+    runWithRequestId(id, next);
   };
 }
 

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from "pino";
+import { logCorrelation } from "../telemetry/log-context";
 
 export type { Logger };
 
@@ -20,6 +21,19 @@ export const REDACT_PATHS = [
   "*.content",
   "body",
   "*.body",
+  // Plain user ids stay out of logs (CONTRACT §8); telemetry shows them hashed.
+  "userId",
+  "*.userId",
+  "user_id",
+  "*.user_id",
+  "*.headers.authorization",
+  "*.headers['x-api-key']",
+  "authorization",
+  "*.authorization",
+  "password",
+  "*.password",
+  "token",
+  "*.token",
 ];
 
 /** The one logger factory. Tests pass a destination stream to capture lines. */
@@ -29,6 +43,8 @@ export function createLogger(level = "info", destination?: DestinationStream): L
     base: { service: "memgate" },
     redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // requestId, trace_id, span_id of the request and span being handled, on every line.
+    mixin: logCorrelation,
   };
   return destination ? pino(options, destination) : pino(options);
 }

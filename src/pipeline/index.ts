@@ -66,26 +66,43 @@ function toWorkItem(c: Candidate): WorkItem {
 }
 
 /**
+ * Watches a pipeline run from outside (telemetry: one span per stage). The pipeline never reads a clock itself:
+ * the observer brings one. Observing changes nothing in the result.
+ */
+export interface PipelineObserver {
+  /** A monotonic clock in milliseconds (e.g. `performance.now`). */
+  now(): number;
+  stage(trace: StageTrace, startedAt: number, endedAt: number): void;
+}
+
+/**
  * Stages 2–8 of CONTRACT §4, pure and deterministic: same policy + same candidates ⇒ byte-identical
  * memories and systemPrompt (no clock, no locale, ties broken by id).
  */
-export function runPipeline(input: PipelineInput, compiled: CompiledPolicy): PipelineResult {
+export function runPipeline(
+  input: PipelineInput,
+  compiled: CompiledPolicy,
+  observer?: PipelineObserver,
+): PipelineResult {
   const { policy, ctx } = compiled;
   const trace: StageTrace[] = [];
   const applied: string[] = [];
   let items = input.candidates.map(toWorkItem);
-  const run = (filter: string, result: StageResult) => {
+  const run = (filter: string, stage: () => StageResult) => {
+    const startedAt = observer?.now() ?? 0;
+    const result = stage();
     items = result.items;
     trace.push(result.trace);
     applied.push(filter);
+    observer?.stage(result.trace, startedAt, observer.now());
   };
 
-  if (ctx.redactor.enabled) run("redaction", redactStage(items, policy, ctx));
-  run("score_threshold", thresholdStage(items, policy));
-  run("deduplication", dedupStage(items, policy));
-  run(`interleave:${policy.interleaving.strategy}`, interleaveStage(items, policy));
-  run("clip", clipStage(items, policy, ctx));
-  run("token_budget", budgetStage(items, policy, ctx));
+  if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
+  run("score_threshold", () => thresholdStage(items, policy));
+  run("deduplication", () => dedupStage(items, policy));
+  run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
+  run("clip", () => clipStage(items, policy, ctx));
+  run("token_budget", () => budgetStage(items, policy, ctx));
 
   const collection = `user:${input.userId}`;
   const memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));

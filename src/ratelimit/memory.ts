@@ -1,5 +1,6 @@
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
-import type { RateDecision, RateLimiter, RateRule } from "./types";
+import { RateLimiterMemory } from "rate-limiter-flexible";
+import { decide } from "./decide";
+import { type RateDecision, type RateLimiter, type RateRule, ruleId } from "./types";
 
 /** In-process limiter (REDIS_URL unset): one rate-limiter-flexible instance per distinct rule. */
 export class MemoryRateLimiter implements RateLimiter {
@@ -9,7 +10,7 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly prefix = "memgate") {}
 
   private limiterFor(rule: RateRule): RateLimiterMemory {
-    const id = `${rule.points}/${rule.durationSeconds}`;
+    const id = ruleId(rule);
     let limiter = this.limiters.get(id);
     if (!limiter) {
       limiter = new RateLimiterMemory({
@@ -22,15 +23,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return limiter;
   }
 
-  async consume(key: string, rule: RateRule): Promise<RateDecision> {
-    try {
-      const res = await this.limiterFor(rule).consume(key);
-      return { allowed: true, retryAfterMs: 0, remaining: res.remainingPoints };
-    } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        return { allowed: false, retryAfterMs: Math.max(1, err.msBeforeNext), remaining: 0 };
-      }
-      return { allowed: true, retryAfterMs: 0, remaining: rule.points };
-    }
+  consume(key: string, rule: RateRule): Promise<RateDecision> {
+    return decide(this.limiterFor(rule).consume(key), rule);
   }
 }

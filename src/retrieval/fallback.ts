@@ -2,6 +2,7 @@ import type { PayloadCache } from "../cache/types";
 import { buildPayload, configOf, type FallbackInfo, type RetrievalPayload, runPipeline } from "../pipeline";
 import type { CompiledPolicy } from "../policy/compile";
 import type { FallbackCode } from "../policy/schema";
+import { traceCacheLookup } from "../telemetry/tracing";
 
 export const FALLBACK_MESSAGES: Record<FallbackCode, string> = {
   MEMORY_DISABLED: "Memory is disabled for this request (useMemory is not true)",
@@ -40,7 +41,8 @@ export async function answerWithFallback(
   const message = detail ? `${FALLBACK_MESSAGES[code]}: ${detail}` : FALLBACK_MESSAGES[code];
 
   if (declared === "cache" && ctx.cacheKey !== undefined) {
-    const hit = await ctx.cache.get(ctx.cacheKey);
+    const { cacheKey } = ctx;
+    const hit = await traceCacheLookup(() => ctx.cache.get(cacheKey), "fallback");
     if (hit) {
       const payload: RetrievalPayload = {
         ...hit.payload,

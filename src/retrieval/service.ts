@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { BackendProvider } from "../backends/registry";
 import { type Backend, BackendError, type BackendErrorKind } from "../backends/types";
 import { payloadCacheKey } from "../cache/key";
+import { flightOptionsFor, type SingleFlight } from "../cache/singleflight";
 import type { PayloadCache } from "../cache/types";
 import { HttpProblem } from "../http/errors";
 import type { Logger } from "../logging/logger";
@@ -12,6 +13,8 @@ import { formatPath, PolicyError } from "../policy/load";
 import type { PolicyRegistry } from "../policy/registry-types";
 import { type BackendName, type FallbackCode, policySchema } from "../policy/schema";
 import type { RateLimiter } from "../ratelimit/types";
+import { recordRateLimitRejection } from "../telemetry/metrics";
+import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import type { BackendCooldown } from "./cooldown";
 import type { ExistenceCache } from "./existence";
@@ -25,6 +28,8 @@ export interface RetrievalDeps {
   limiter: RateLimiter;
   existence: ExistenceCache;
   cooldown: BackendCooldown;
+  // --- redis/single-flight ---
+  flights: SingleFlight;
   overrides: OverrideCache;
   logger: Logger;
 }
@@ -67,7 +72,21 @@ class Fallback extends Error {
 export class RetrievalService {
   constructor(private readonly deps: RetrievalDeps) {}
 
-  async retrieve(principal: Principal, body: RetrieveBody, signal?: AbortSignal): Promise<RetrievalPayload> {
+  /** One retrieval in its `memgate.retrieve` span, with the retrieval metrics (src/telemetry). */
+  retrieve(principal: Principal, body: RetrieveBody, signal?: AbortSignal): Promise<RetrievalPayload> {
+    const subject = {
+      tenantId: principal.tenant.id,
+      userId: body.userId,
+      queryChars: body.query?.length ?? 0,
+    };
+    return traceRetrieval(subject, () => this.retrieveTraced(principal, body, signal));
+  }
+
+  private async retrieveTraced(
+    principal: Principal,
+    body: RetrieveBody,
+    signal?: AbortSignal,
+  ): Promise<RetrievalPayload> {
     const started = performance.now();
     const queryTimeMs = () => performance.now() - started;
     const { tenant } = principal;
@@ -98,18 +117,24 @@ export class RetrievalService {
     };
 
     try {
-      this.checkEligibility(body, compiled);
-      const rateKey = `${tenant.id}:${body.userId}`;
-      const decision = await this.deps.limiter.consume(rateKey, compiled.policy.rateLimit.perUser);
-      if (!decision.allowed)
-        throw new Fallback("RATE_LIMITED", `retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
       const cooldownKey = `${tenant.id}:${backendName}`;
-      const cooling = this.deps.cooldown.remaining(cooldownKey);
-      if (cooling > 0)
-        throw new Fallback("RATE_LIMITED", `${backendName} asked to wait ${Math.ceil(cooling / 1000)} s`);
+      await inSpan("memgate.eligibility", async () => {
+        this.checkEligibility(body, compiled);
+        const rateKey = `${tenant.id}:${body.userId}`;
+        const decision = await this.deps.limiter.consume(rateKey, compiled.policy.rateLimit.perUser);
+        if (!decision.allowed) {
+          recordRateLimitRejection("user");
+          throw new Fallback("RATE_LIMITED", `retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
+        }
+        const cooling = await this.deps.cooldown.remaining(cooldownKey);
+        if (cooling > 0) {
+          recordRateLimitRejection("backend");
+          throw new Fallback("RATE_LIMITED", `${backendName} asked to wait ${Math.ceil(cooling / 1000)} s`);
+        }
+      });
 
       if (!explain) {
-        const hit = await this.deps.cache.get(cacheKey);
+        const hit = await traceCacheLookup(() => this.deps.cache.get(cacheKey));
         if (hit?.fresh) {
           return {
             ...hit.payload,
@@ -118,39 +143,57 @@ export class RetrievalService {
         }
       }
 
-      const backendPromise = this.deps.backends.get(tenant, backendName);
-      if (!backendPromise)
-        throw new Fallback(UNAVAILABLE[backendName], "backend not configured for this tenant");
-      const backend = await backendPromise.catch((err: unknown) => {
-        this.deps.logger.error(
-          { err, backend: backendName, tenant: tenant.id },
-          "backend could not be created",
-        );
-        throw new Fallback(UNAVAILABLE[backendName], "backend could not be initialised");
-      });
-      const candidates = await this.search(backend, backendName, cooldownKey, body, compiled, signal);
-
-      let payload: RetrievalPayload;
-      try {
-        const result = runPipeline(
-          { userId: body.userId, candidates, backend: backendName, explain },
-          compiled,
-        );
-        payload = buildPayload(result, compiled, {
-          backend: backendName,
-          cache: explain ? "bypass" : "miss",
-          queryTimeMs: queryTimeMs(),
-          explain,
+      // --- redis/single-flight: identical concurrent requests (same cache key) make one backend call, within
+      // this replica and across replicas (src/cache/singleflight.ts). A shared computation is not tied to one
+      // client's abort signal (it serves several); the policy's backend timeout still bounds it.
+      const produce = async (callSignal: AbortSignal | undefined): Promise<RetrievalPayload> => {
+        const backendPromise = this.deps.backends.get(tenant, backendName);
+        if (!backendPromise)
+          throw new Fallback(UNAVAILABLE[backendName], "backend not configured for this tenant");
+        const backend = await backendPromise.catch((err: unknown) => {
+          this.deps.logger.error(
+            { err, backend: backendName, tenant: tenant.id },
+            "backend could not be created",
+          );
+          throw new Fallback(UNAVAILABLE[backendName], "backend could not be initialised");
         });
-      } catch (err) {
-        this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
-        throw new Fallback("POLICY_FAILED");
-      }
-      const { trace: _trace, ...cacheable } = payload;
-      this.deps.cache
-        .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds)
-        .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
-      return payload;
+        const candidates = await this.search(backend, backendName, cooldownKey, body, compiled, callSignal);
+
+        let payload: RetrievalPayload;
+        try {
+          const result = runPipeline(
+            { userId: body.userId, candidates, backend: backendName, explain },
+            compiled,
+            pipelineObserver(compiled.policy.name, backendName),
+          );
+          payload = buildPayload(result, compiled, {
+            backend: backendName,
+            cache: explain || this.deps.cache.available?.() === false ? "bypass" : "miss",
+            queryTimeMs: queryTimeMs(),
+            explain,
+          });
+        } catch (err) {
+          this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
+          throw new Fallback("POLICY_FAILED");
+        }
+        const { trace: _trace, ...cacheable } = payload;
+        // Awaited: waiters on other replicas read this entry as soon as the flight's lock is released.
+        await this.deps.cache
+          .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds)
+          .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
+        return payload;
+      };
+      if (explain) return await produce(signal);
+      const flight = await this.deps.flights.run(cacheKey, flightOptionsFor(compiled.policy), () =>
+        produce(undefined),
+      );
+      // Another replica's (or a just-finished) result read from the cache is a hit.
+      const served = flight.role === "remote" ? { cache: "hit" as const } : {};
+      return {
+        ...flight.payload,
+        metadata: { ...flight.payload.metadata, ...served, queryTime: round(queryTimeMs()) },
+      };
+      // --- end redis/single-flight ---
     } catch (err) {
       if (err instanceof Fallback) return answerWithFallback(err.code, err.detail, fb);
       throw err;
@@ -233,7 +276,7 @@ export class RetrievalService {
       if (err instanceof Fallback) throw err;
       if (err instanceof BackendError) {
         if (err.kind === "rate_limited" && err.retryAfterMs)
-          this.deps.cooldown.start(cooldownKey, err.retryAfterMs);
+          await this.deps.cooldown.start(cooldownKey, err.retryAfterMs);
         this.deps.logger.warn({ backend: name, kind: err.kind, status: err.status }, "backend call failed");
         throw new Fallback(codeForKind(err.kind, name), err.kind === "unavailable" ? err.message : undefined);
       }

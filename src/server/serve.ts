@@ -4,6 +4,7 @@ import type { BackendFactories } from "../backends/registry";
 import { EnvError, isLoopback, parseEnv } from "../config/env";
 import { createApp } from "../http/app";
 import { createLogger, type Logger } from "../logging/logger";
+import { routeTelemetryDiagnostics, shutdownTelemetry } from "../telemetry/lifecycle";
 import { buildServices, type Services } from "./services";
 
 export interface Running {
@@ -21,6 +22,7 @@ export async function startServer(
 ): Promise<Running> {
   const env = parseEnv(rawEnv);
   const log = opts.logger ?? createLogger(env.LOG_LEVEL);
+  routeTelemetryDiagnostics(log);
   const services = await buildServices({ env, rawEnv, logger: log, factories: opts.factories });
   if (services.tenants.devMode && !isLoopback(env.HOST)) {
     await services.close();
@@ -50,6 +52,7 @@ export async function startServer(
       clearInterval(idle);
       clearTimeout(force);
       await services.close();
+      await shutdownTelemetry(); // flush pending spans and metrics (bounded)
       log.info("memgate stopped");
     })();
     return stopping;

@@ -3,23 +3,25 @@ import { createLocalBackend } from "../backends/local";
 import { createOpenMemoryBackend } from "../backends/openmemory";
 import { type BackendFactories, BackendProvider } from "../backends/registry";
 import { createZepBackend } from "../backends/zep";
-import { MemoryPayloadCache } from "../cache/memory";
 import type { PayloadCache } from "../cache/types";
+import { LocalStores } from "../compat/local-stores";
 import type { Env } from "../config/env";
 import type { AppServices } from "../http/app";
 import type { Logger } from "../logging/logger";
 import { warmTokenizers } from "../pipeline/tokenizers";
 import { OverrideCache } from "../policy/compile";
 import { createPolicyRegistry } from "../policy/registry";
-import { MemoryRateLimiter } from "../ratelimit/memory";
 import type { RateLimiter } from "../ratelimit/types";
-import { BackendCooldown } from "../retrieval/cooldown";
+import type { RedisConnection } from "../redis/connection";
 import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
+import { instrumentFactories } from "../telemetry/backend";
+import { recordPolicyEvent } from "../telemetry/metrics";
 import { devDirectory } from "../tenants/directory";
 import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
 import { createReadiness } from "./readiness";
+import { createSharedState } from "./shared-state";
 
 export const DEFAULT_TENANTS_FILE = "config/tenants.yaml";
 
@@ -40,6 +42,8 @@ export interface Services extends AppServices {
   backends: BackendProvider;
   cache: PayloadCache;
   limiter: RateLimiter;
+  /** Set when REDIS_URL is: the connection shared by cache, single-flight, limits and cooldowns. */
+  redis?: RedisConnection;
   lifecycle: { shuttingDown: boolean };
   close(): Promise<void>;
 }
@@ -67,6 +71,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     dir: env.MEMGATE_POLICY_DIR,
     logger,
     watch: opts.watchPolicies ?? true,
+    onEvent: recordPolicyEvent,
   });
   const missing = tenants
     .tenants()
@@ -82,25 +87,33 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
   }
   warmTokenizers(policies.list().policies.map((p) => policies.get(p.name)?.policy.tokenizer ?? "approx"));
 
-  const backends = new BackendProvider(opts.factories ?? BACKEND_FACTORIES);
+  // Every backend call is a span and a latency observation (src/telemetry/backend.ts).
+  // The raw local stores are remembered for the OpenMemory-compatible API (src/compat/local-stores.ts).
+  const localStores = new LocalStores();
+  const backends = new BackendProvider(
+    instrumentFactories(localStores.capture(opts.factories ?? BACKEND_FACTORIES)),
+  );
   // Load every local store now: a bad data file should stop the boot, not the first request.
   for (const tenant of tenants.tenants()) {
     const local = backends.get(tenant, "local");
     if (local) await local;
   }
-  const cache: PayloadCache = new MemoryPayloadCache();
-  const limiter: RateLimiter = new MemoryRateLimiter();
+  // --- redis: cache, single-flight, limits and cooldowns, shared through Redis when REDIS_URL is set ---
+  const shared = createSharedState(env, logger);
+  const { cache, limiter } = shared;
+  // --- end redis ---
   const retrieval = new RetrievalService({
     policies,
     backends,
     cache,
     limiter,
     existence: new ExistenceCache(),
-    cooldown: new BackendCooldown(),
+    cooldown: shared.cooldown,
+    flights: shared.flights,
     overrides: new OverrideCache(),
     logger,
   });
-  const readiness = createReadiness({ tenants, policies, backends });
+  const readiness = createReadiness({ tenants, policies, backends, extra: shared.readiness });
   return {
     logger,
     tenants,
@@ -110,12 +123,16 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     backends,
     cache,
     limiter,
+    keyLimits: shared.keyLimits,
+    localStores,
+    ...(shared.redis === undefined ? {} : { redis: shared.redis }),
     lifecycle: { shuttingDown: false },
     async close() {
       policies.close();
       await backends.close();
       await cache.close?.();
       await limiter.close?.();
+      await shared.close();
     },
   };
 }

@@ -7,6 +7,7 @@
  */
 import type { BackendConfig } from "../backends/types";
 import { BACKEND_NAMES, type BackendName } from "../policy/schema";
+import type { RateRule } from "../ratelimit/types";
 import type { At, Path, TenantEntry, TenantsFile } from "./file";
 import { hashKey, isWellFormedKey, keyIdOf } from "./keys";
 import { type Principal, SCOPES, type Scope, type Tenant, type TenantDirectory } from "./types";
@@ -27,6 +28,7 @@ export interface KeyGrant {
   sha256: string;
   scopes: readonly Scope[];
   tenantId: string;
+  rateLimit?: RateRule;
 }
 
 /**
@@ -44,7 +46,9 @@ export function createDirectory(tenants: readonly Tenant[], grants: readonly Key
     const tenant = sealed.get(g.tenantId);
     if (tenant === undefined) throw new Error(`a key names the unknown tenant "${g.tenantId}"`);
     if (byHash.has(g.sha256)) throw new Error(`key ${keyIdOf(g.sha256)} is granted twice`);
-    byHash.set(g.sha256, Object.freeze({ tenant, scopes: new Set(g.scopes), keyId: keyIdOf(g.sha256) }));
+    const principal: Principal = { tenant, scopes: new Set(g.scopes), keyId: keyIdOf(g.sha256) };
+    if (g.rateLimit !== undefined) principal.rateLimit = Object.freeze({ ...g.rateLimit });
+    byHash.set(g.sha256, Object.freeze(principal));
   }
   const list = Object.freeze([...sealed.values()]);
   return Object.freeze({
@@ -76,7 +80,14 @@ export function resolveTenants(
       defaultBackend: entry.defaultBackend ?? configured[0] ?? "local",
       backends: resolveBackends(entry, ti, env, at),
     });
-    for (const k of entry.keys) grants.push({ sha256: k.sha256, scopes: k.scopes, tenantId: entry.id });
+    for (const k of entry.keys) {
+      grants.push({
+        sha256: k.sha256,
+        scopes: k.scopes,
+        tenantId: entry.id,
+        ...(k.rateLimit === undefined ? {} : { rateLimit: k.rateLimit }),
+      });
+    }
   });
   return { tenants, grants };
 }

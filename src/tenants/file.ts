@@ -58,6 +58,14 @@ const keySchema = z
       .string()
       .regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters (`memgate keys hash` prints it)"),
     scopes: z.array(z.enum(SCOPES)).min(1, "at least one of retrieve, admin, proxy"),
+    /** Requests this key may make per window (429 beyond); default MEMGATE_KEY_RATE_LIMIT. */
+    rateLimit: z
+      .object({
+        points: z.number().int().min(1).max(1_000_000),
+        durationSeconds: z.number().int().min(1).max(86_400),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

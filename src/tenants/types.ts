@@ -1,5 +1,6 @@
 import type { BackendConfig } from "../backends/types";
 import type { BackendName } from "../policy/schema";
+import type { RateRule } from "../ratelimit/types";
 
 export const SCOPES = ["retrieve", "admin", "proxy"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -21,6 +22,8 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
   /** A short non-secret id of the key (first 8 hex of its hash), safe for logs; "dev" in dev mode. */
   keyId: string;
+  /** This key's request rate (tenants file `rateLimit`); absent = MEMGATE_KEY_RATE_LIMIT. */
+  rateLimit?: RateRule;
 }
 
 export interface TenantDirectory {

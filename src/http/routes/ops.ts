@@ -2,10 +2,16 @@ import { Router } from "express";
 import type { PolicyRegistry } from "../../policy/registry-types";
 import { authenticate, requireScope } from "../../tenants/auth";
 import type { TenantDirectory } from "../../tenants/types";
+import { type KeyLimits, rateLimitKey } from "../rate-limit";
 
 export interface ReadinessCheck {
   name: string;
   ok: boolean;
+  /**
+   * A failing check that does not take the replica out of rotation (Redis down: the cache is bypassed and limits
+   * fall back to in-process counters, but every request is still answered). /readyz then says "degraded", 200.
+   */
+  degraded?: boolean;
   detail?: string;
 }
 
@@ -16,6 +22,7 @@ export function opsRoutes(deps: {
   tenants: TenantDirectory;
   policies: PolicyRegistry;
   readiness: Readiness;
+  keyLimits?: KeyLimits;
 }): Router {
   const router = Router();
   router.get("/healthz", function healthz(_req, res) {
@@ -23,11 +30,19 @@ export function opsRoutes(deps: {
   });
   router.get("/readyz", async function readyz(_req, res) {
     const checks = await deps.readiness();
-    const ready = checks.every((c) => c.ok);
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not_ready", checks });
+    const ready = checks.every((c) => c.ok || c.degraded === true);
+    const degraded = checks.some((c) => !c.ok && c.degraded === true);
+    const status = ready ? (degraded ? "degraded" : "ready") : "not_ready";
+    res.status(ready ? 200 : 503).json({ status, checks });
   });
-  router.get("/v1/policies", authenticate(deps.tenants), requireScope("admin"), function policies(_req, res) {
-    res.json(deps.policies.list());
-  });
+  router.get(
+    "/v1/policies",
+    authenticate(deps.tenants),
+    rateLimitKey(deps.keyLimits),
+    requireScope("admin"),
+    function policies(_req, res) {
+      res.json(deps.policies.list());
+    },
+  );
   return router;
 }

@@ -5,14 +5,20 @@ import { authenticate, requireScope } from "../../tenants/auth";
 import type { TenantDirectory } from "../../tenants/types";
 import { HttpProblem } from "../errors";
 import { jsonBody } from "../middleware";
+import { type KeyLimits, rateLimitKey } from "../rate-limit";
 import { describeZodError } from "../validation";
 
 /** POST /v1/retrieve (CONTRACT §2). */
-export function retrieveRoute(deps: { tenants: TenantDirectory; retrieval: RetrievalService }): Router {
+export function retrieveRoute(deps: {
+  tenants: TenantDirectory;
+  retrieval: RetrievalService;
+  keyLimits?: KeyLimits;
+}): Router {
   const router = Router();
   router.post(
     "/v1/retrieve",
     authenticate(deps.tenants),
+    rateLimitKey(deps.keyLimits),
     requireScope("retrieve"),
     ...jsonBody("64kb"),
     async function retrieve(req, res) {

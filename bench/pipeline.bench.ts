@@ -1,0 +1,672 @@
+/**
+ * `npm run bench` — the retrieval pipeline (CONTRACT §4 stages 2–8 + format, i.e. `runPipeline`) on generated
+ * candidates, per tokenizer, redaction off and on. Prints figures; exits 0 whether or not a goal is met (it is
+ * a report, not a test). Run alone with `npx tsx bench/pipeline.bench.ts [--quick]`.
+ *
+ * Goals (issue "npm run bench for the pipeline"): 16 candidates of ~500 characters, p99 per call
+ * ≤ 0.25 ms with `approx` and ≤ 1 ms with `cl100k_base`.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { runPipeline } from "../src/pipeline";
+import { compileRedactor } from "../src/pipeline/redaction";
+import { budgetStage, countTotalTokens } from "../src/pipeline/stages/budget";
+import { clipStage } from "../src/pipeline/stages/clip";
+import { dedupStage } from "../src/pipeline/stages/dedup";
+import { formatSystemPrompt } from "../src/pipeline/stages/format";
+import { interleaveStage } from "../src/pipeline/stages/interleave";
+import { redactStage } from "../src/pipeline/stages/redact";
+import { thresholdStage } from "../src/pipeline/stages/threshold";
+import { normalizeAndHash, normalizeForHash } from "../src/pipeline/text/hash";
+import { sentenceSpans } from "../src/pipeline/text/sentences";
+import { formatTimestamp, parseTimestamp } from "../src/pipeline/text/time";
+import { warmTokenizers } from "../src/pipeline/tokenizers";
+import type { Candidate, WorkItem } from "../src/pipeline/types";
+import { type CompiledPolicy, compilePolicy } from "../src/policy/compile";
+import { parsePolicyText } from "../src/policy/load";
+import { type Policy, policySchema, type TokenizerName } from "../src/policy/schema";
+import { type CorpusOptions, describeCorpus, makeCandidateSets } from "./lib/corpus";
+import {
+  bytes,
+  callsFor,
+  gcCounter,
+  heading,
+  heapPerCall,
+  hostInfo,
+  int,
+  ms,
+  ratio,
+  type Summary,
+  sample,
+  sampleWithCpu,
+  summarize,
+  table,
+  timerOverheadNs,
+  us,
+  warmUp,
+} from "./lib/stats";
+
+const ROOT = resolve(__dirname, "..");
+const QUICK = process.argv.includes("--quick");
+/** Time budgets shrink 5× with --quick (a smoke run; figures are then rough). */
+const T = QUICK ? 0.2 : 1;
+
+const TOKENIZERS: readonly TokenizerName[] = ["approx", "cl100k_base", "o200k_base"];
+/**
+ * Wall-clock sampling budget per row of the main table, in ms, and the fewest calls a row gets whatever the
+ * load (halved with redaction on): the rows with a goal get the most. At most 20,000 calls per row (what
+ * approx without redaction gets on an idle host).
+ */
+const MATRIX_BUDGET_MS: Record<TokenizerName, number> = { approx: 5000, cl100k_base: 4000, o200k_base: 2500 };
+const MATRIX_MIN_CALLS: Record<TokenizerName, number> = {
+  approx: 10_000,
+  cl100k_base: 5000,
+  o200k_base: 3000,
+};
+const GOALS: ReadonlyArray<{ tokenizer: TokenizerName; p99Ms: number }> = [
+  { tokenizer: "approx", p99Ms: 0.25 },
+  { tokenizer: "cl100k_base", p99Ms: 1 },
+];
+/** Distinct candidate lists the timed loops rotate through (see `makeCandidateSets`). */
+const SETS = 64;
+const USER = "bench-user";
+
+let sink = 0;
+
+function loadPolicy(name: string): Policy {
+  const file = resolve(ROOT, "policies", `${name}.yaml`);
+  const parsed = parsePolicyText(readFileSync(file, "utf8"), file);
+  if (!parsed.ok) throw new Error(`${file}: ${JSON.stringify(parsed.problems)}`);
+  return parsed.policy;
+}
+
+function compile(base: Policy, patch: Partial<Policy>): CompiledPolicy {
+  return compilePolicy(policySchema.parse({ ...base, ...patch }));
+}
+
+/** A bench case: a compiled policy and the candidate lists it runs on. */
+interface Case {
+  label: string;
+  compiled: CompiledPolicy;
+  sets: Candidate[][];
+}
+
+function callOf({ compiled, sets }: Case): (i: number) => unknown {
+  return (i: number) => {
+    const result = runPipeline(
+      { userId: USER, candidates: sets[i % sets.length] ?? [], backend: "local" },
+      compiled,
+    );
+    sink += result.systemPrompt.length;
+    return result;
+  };
+}
+
+// ---- what the pipeline did -----------------------------------------------------------------------------
+
+/** Averages over the sets of what each stage did, so the figures can be judged against a realistic workload. */
+function workload(c: Case): string {
+  let above = 0;
+  let dups = 0;
+  let kept = 0;
+  let clipped = 0;
+  let cut = 0;
+  let redactions = 0;
+  let tokens = 0;
+  let prompt = 0;
+  for (const set of c.sets) {
+    const r = runPipeline({ userId: USER, candidates: set, backend: "local" }, c.compiled);
+    for (const t of r.trace) {
+      if (t.stage === "score_threshold") above += t.out;
+      if (t.stage === "deduplication")
+        dups += t.changes.filter((x) => x.reason.startsWith("duplicate_of")).length;
+      if (t.stage === "clip") clipped += t.changes.length;
+      if (t.stage === "token_budget") cut += t.changes.length;
+      if (t.stage === "redaction") redactions += t.changes.length;
+    }
+    kept += r.memories.length;
+    tokens += r.totalTokens;
+    prompt += r.systemPrompt.length;
+  }
+  const n = c.sets.length;
+  const f = (x: number) => (x / n).toFixed(1);
+  const info = describeCorpus(c.sets);
+  return (
+    `${info.candidates} candidates of ${int(info.meanChars)} chars (${info.minChars}–${info.maxChars}) → ` +
+    `${f(above)} above minScore → ${f(dups)} duplicates removed → ${f(kept)} kept → ${f(clipped)} clipped, ` +
+    `${f(cut)} cut/dropped by the budget; ${f(redactions)} redactions; ${f(tokens)} tokens (${c.compiled.policy.tokenizer}); ` +
+    `prompt ${int(prompt / n)} chars`
+  );
+}
+
+// ---- main matrix ---------------------------------------------------------------------------------------
+
+interface Measured {
+  label: string;
+  tokenizer: TokenizerName;
+  redaction: boolean;
+  wall: Summary;
+  cpu: Summary;
+  heap: number | undefined;
+  gcCount: number;
+  gcMs: number;
+  /** Involuntary context switches (the kernel took the core away) per 1,000 timed calls. */
+  preemptPer1k: number;
+}
+
+/**
+ * Times every case in `rounds` interleaved rounds (case A, B, C…, then again), so a burst of load from other
+ * processes on this shared host lands on every case rather than on whichever ran at that moment.
+ */
+async function measureMatrix(
+  cases: ReadonlyArray<Case & { tokenizer: TokenizerName; redaction: boolean }>,
+  rounds: number,
+): Promise<Measured[]> {
+  const plans = cases.map((c) => {
+    const fn = callOf(c);
+    const mean = warmUp(400 * T, fn, 200);
+    const min = (MATRIX_MIN_CALLS[c.tokenizer] * T) / (c.redaction ? 2 : 1);
+    const n = callsFor(MATRIX_BUDGET_MS[c.tokenizer] * T, mean, min, 20_000);
+    return {
+      c,
+      fn,
+      n,
+      wall: [] as Float64Array[],
+      cpu: [] as Float64Array[],
+      gcCount: 0,
+      gcMs: 0,
+      preempt: 0,
+    };
+  });
+  for (let r = 0; r < rounds; r++) {
+    for (const p of plans) {
+      const gc = gcCounter();
+      const switches = process.resourceUsage().involuntaryContextSwitches;
+      const s = sampleWithCpu(Math.ceil(p.n / rounds), p.fn);
+      p.preempt += process.resourceUsage().involuntaryContextSwitches - switches;
+      const g = await gc.stop();
+      p.wall.push(s.wall);
+      p.cpu.push(s.cpu);
+      p.gcCount += g.count;
+      p.gcMs += g.ms;
+    }
+  }
+  return plans.map((p) => {
+    const wall = summarize(concat(p.wall));
+    return {
+      label: p.c.label,
+      tokenizer: p.c.tokenizer,
+      redaction: p.c.redaction,
+      wall,
+      cpu: summarize(concat(p.cpu)),
+      heap: heapPerCall(p.fn, 10, 30),
+      gcCount: p.gcCount,
+      gcMs: p.gcMs,
+      preemptPer1k: (p.preempt / wall.n) * 1000,
+    };
+  });
+}
+
+function concat(parts: readonly Float64Array[]): Float64Array {
+  const out = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function matrixTable(rows: readonly Measured[]): string {
+  return table(
+    [
+      "tokenizer",
+      "redaction",
+      "calls",
+      "median ms",
+      "p90 ms",
+      "p99 ms",
+      "p99.9 ms",
+      "max ms",
+      "mean ms",
+      "calls/s",
+      "CPU med",
+      "CPU p99",
+      "heap/call",
+      "GCs (pause)",
+      "ctx sw/1k",
+    ],
+    rows.map((m) => [
+      m.tokenizer,
+      m.redaction ? "on" : "off",
+      int(m.wall.n),
+      ms(m.wall.median),
+      ms(m.wall.p90),
+      ms(m.wall.p99),
+      ms(m.wall.p999),
+      ms(m.wall.max, 2),
+      ms(m.wall.mean),
+      int(1e9 / m.wall.mean),
+      ms(m.cpu.median),
+      ms(m.cpu.p99),
+      bytes(m.heap),
+      `${m.gcCount} (${m.gcMs.toFixed(0)} ms)`,
+      m.preemptPer1k.toFixed(0),
+    ]),
+    ["left", "left"],
+  );
+}
+
+// ---- scaling -------------------------------------------------------------------------------------------
+
+const SIZES: ReadonlyArray<{ count: number; chars: number }> = [
+  { count: 16, chars: 500 },
+  { count: 40, chars: 500 },
+  { count: 100, chars: 500 },
+  { count: 16, chars: 200 },
+  { count: 16, chars: 2000 },
+  { count: 16, chars: 20_000 },
+];
+
+/**
+ * Median process-CPU ns per call of every (corpus, policy) cell: CPU time, not wall time, because calls of
+ * several ms are preempted on a busy host and the wall medians then measure the host. Cells are calibrated
+ * one by one, then sampled in interleaved rounds so a burst of load from elsewhere does not skew one cell.
+ */
+function scalingMedians(cells: readonly Case[], budgetMs: number, rounds: number): number[] {
+  const plans = cells.map((c) => {
+    const fn = callOf(c);
+    const mean = warmUp(60 * T, fn, 10);
+    const n = callsFor(budgetMs * T, mean, QUICK ? 12 : 30, 3000);
+    return { fn, n, parts: [] as Float64Array[] };
+  });
+  for (let r = 0; r < rounds; r++) {
+    for (const p of plans) p.parts.push(sampleWithCpu(Math.ceil(p.n / rounds), p.fn).cpu);
+  }
+  return plans.map((p) => summarize(concat(p.parts)).median);
+}
+
+function scaling(policies: ReadonlyArray<{ label: string; compiled: CompiledPolicy }>): string {
+  const corpora = SIZES.map((size) => {
+    const sets = Math.max(4, Math.min(SETS, Math.floor(2_000_000 / (size.count * size.chars))));
+    return { ...size, sets: makeCandidateSets({ ...size, sets }) };
+  });
+  const cells = corpora.flatMap((corpus) => policies.map((p) => ({ ...p, sets: corpus.sets })));
+  const flat = scalingMedians(cells, 160, 3);
+  const medians = corpora.map((_, row) => flat.slice(row * policies.length, (row + 1) * policies.length));
+  const chars = corpora.map((c) => describeCorpus(c.sets).meanChars * c.count);
+  const base = medians[0] ?? [];
+  const baseChars = chars[0] ?? 1;
+  return table(
+    ["candidates × chars", "input chars", "input ×", ...policies.map((p) => p.label)],
+    corpora.map((c, row) => [
+      `${c.count} × ${int(c.chars)}${row === 0 ? " (base)" : ""}`,
+      int(chars[row] ?? 0),
+      ratio((chars[row] ?? 0) / baseChars, 1),
+      ...policies.map((_, col) => {
+        const m = medians[row]?.[col] ?? Number.NaN;
+        return `${us(m)} µs (${ratio(m / (base[col] ?? 1), 1)})`;
+      }),
+    ]),
+    ["left"],
+  );
+}
+
+// ---- per stage -----------------------------------------------------------------------------------------
+
+/** The same conversion `runPipeline` makes first (`toWorkItem` in src/pipeline/index.ts, not exported). */
+function toWorkItem(c: Candidate): WorkItem {
+  const timeMs = parseTimestamp(c.timestamp);
+  return {
+    ...c,
+    timeMs: Number.isNaN(timeMs) ? 0 : timeMs,
+    originalLength: c.content.length,
+    wasRedacted: false,
+  };
+}
+
+interface Timed {
+  /** Median ns per call. */
+  median: number;
+  /** Heap bytes allocated per call. */
+  heap: number | undefined;
+}
+
+interface StageRow extends Timed {
+  stage: string;
+}
+
+/**
+ * Times one function over rotating inputs: median ns and heap bytes per call. Only the median: the tails of
+ * a few-µs function on this shared host measure the host (preemption, GC), not the function.
+ */
+function timeStage(fn: (i: number) => unknown, budgetMs = 100): Timed {
+  const mean = warmUp(40 * T, fn, 50);
+  const s = summarize(sample(callsFor(budgetMs * T, mean, QUICK ? 100 : 300, 5000), fn));
+  return { median: s.median, heap: heapPerCall(fn, 10, 30) };
+}
+
+/**
+ * Each stage function alone, on exactly the input it gets inside `runPipeline` for each candidate list (the
+ * output of the previous stage, computed once up front).
+ */
+function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]): StageRow[] {
+  const { policy, ctx } = compiled;
+  const work = sets.map((s) => s.map(toWorkItem));
+  const redacted = work.map((w) => (ctx.redactor.enabled ? redactStage(w, policy, ctx).items : w));
+  const above = redacted.map((w) => thresholdStage(w, policy).items);
+  const unique = above.map((w) => dedupStage(w, policy).items);
+  const ordered = unique.map((w) => interleaveStage(w, policy).items);
+  const clipped = ordered.map((w) => clipStage(w, policy, ctx).items);
+  const results = sets.map((s) => runPipeline({ userId: USER, candidates: s, backend: "local" }, compiled));
+  const contents = results.map((r) => r.memories.map((m) => m.content));
+  const at = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
+  const opts = (i: number) => ({
+    timeZone: policy.format.timeZone,
+    includedResults: at(results, i).memories.length,
+  });
+
+  const rows: Array<[string, (i: number) => unknown]> = [
+    ["toWorkItem ×16 (bench replica, see below)", (i) => at(sets, i).map(toWorkItem)],
+    ...(ctx.redactor.enabled
+      ? [
+          ["2 redaction", (i: number) => redactStage(at(work, i), policy, ctx)] as [
+            string,
+            (i: number) => unknown,
+          ],
+        ]
+      : []),
+    ["3 score_threshold", (i) => thresholdStage(at(redacted, i), policy)],
+    ["4 deduplication", (i) => dedupStage(at(above, i), policy)],
+    ["5 interleave", (i) => interleaveStage(at(unique, i), policy)],
+    ["6 clip", (i) => clipStage(at(ordered, i), policy, ctx)],
+    ["7 token_budget", (i) => budgetStage(at(clipped, i), policy, ctx)],
+    ["8 format (formatSystemPrompt)", (i) => formatSystemPrompt(at(results, i).memories, opts(i))],
+    ["totalTokens (countTotalTokens)", (i) => countTotalTokens(at(contents, i), ctx.tokenizer)],
+  ];
+  const out: StageRow[] = rows.map(([stage, fn]) => ({ stage, ...timeStage(fn) }));
+  const full = timeStage(callOf({ label: "", compiled, sets: [...sets] }), 300);
+  out.push({ stage: "runPipeline (whole call)", ...full });
+  return out;
+}
+
+function stageTable(labels: readonly string[], columns: readonly StageRow[][]): string {
+  const first = columns[0] ?? [];
+  const sums = columns.map((col) => col.slice(0, -1).reduce((s, r) => s + r.median, 0));
+  const heaps = columns.map((col) => col.slice(0, -1).reduce((s, r) => s + (r.heap ?? 0), 0));
+  const rows = first.map((row, r) => [
+    row.stage,
+    ...columns.flatMap((col, c) => {
+      const cell = col[r];
+      if (cell === undefined) return ["", "", ""];
+      const share = r === first.length - 1 ? "" : `${((cell.median / (sums[c] ?? 1)) * 100).toFixed(0)}%`;
+      return [us(cell.median), share, bytes(cell.heap)];
+    }),
+  ]);
+  rows.splice(first.length - 1, 0, [
+    "sum of the rows above",
+    ...sums.flatMap((s, c) => [us(s), "100%", bytes(heaps[c])]),
+  ]);
+  return table(
+    ["stage (16 × ~500 chars, redaction on)", ...labels.flatMap((l) => [`${l} µs`, "%", "heap"])],
+    rows,
+    ["left"],
+  );
+}
+
+/** Per-text costs of the functions the heavy stages spend their time in. */
+function hotSpots(sets: readonly Candidate[][], compiled: Record<TokenizerName, CompiledPolicy>): string {
+  const texts = sets.flatMap((s) => s.map((c) => c.content));
+  const clipped = sets.flatMap((s) =>
+    runPipeline({ userId: USER, candidates: s, backend: "local" }, compiled.approx).memories.map(
+      (m) => m.content,
+    ),
+  );
+  const at = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
+  const stamps = sets.flatMap((s) => s.map((c) => c.timestamp));
+  const detectors = ["email", "credit_card", "ssn", "ipv4", "phone"] as const;
+  const strict = loadPolicy("strict-pii").redaction;
+  const custom = strict.patterns.map((p, k) => ({ name: typeof p === "string" ? `custom_${k}` : p.name, p }));
+  const only = (patch: Partial<Policy["redaction"]>) =>
+    compileRedactor({ ...strict, enabled: true, detectors: [], patterns: [], ...patch });
+
+  const rows: Array<[string, string, (i: number) => unknown]> = [
+    [
+      "dedup",
+      "normalizeForHash (lowercase, NFKC, \\s+, boundary \\p{P})",
+      (i) => normalizeForHash(at(texts, i)),
+    ],
+    ["dedup", "normalizeAndHash (the above + createHash sha256)", (i) => normalizeAndHash(at(texts, i))],
+    ...detectors.map((d): [string, string, (i: number) => unknown] => {
+      const r = only({ detectors: [d] });
+      return ["redaction", `detector ${d}`, (i) => r.redact(at(texts, i))];
+    }),
+    ...custom.map(({ name, p }): [string, string, (i: number) => unknown] => {
+      const r = only({ patterns: [p] });
+      return ["redaction", `custom RE2 pattern ${name} (strict-pii)`, (i) => r.redact(at(texts, i))];
+    }),
+    [
+      "redaction",
+      "all 5 detectors + 2 custom (strict-pii)",
+      (
+        (r) => (i: number) =>
+          r.redact(at(texts, i))
+      )(compiled.approx.ctx.redactor),
+    ],
+    ["clip", "sentenceSpans(text, 2)", (i) => sentenceSpans(at(texts, i), 2)],
+    ...TOKENIZERS.map((t): [string, string, (i: number) => unknown] => [
+      "budget",
+      `${t}.count (clipped text, ~${int(clipped.reduce((s, c) => s + c.length, 0) / clipped.length)} chars)`,
+      (i) => compiled[t].ctx.tokenizer.count(at(clipped, i)),
+    ]),
+    ["format", "formatTimestamp UTC (per message)", (i) => formatTimestamp(at(stamps, i), "UTC")],
+    [
+      "format",
+      "formatTimestamp Europe/Paris (per message)",
+      (i) => formatTimestamp(at(stamps, i), "Europe/Paris"),
+    ],
+  ];
+  return table(
+    ["stage", "function (per call on one ~500-char text unless said)", "µs median", "heap/call"],
+    rows.map(([stage, what, fn]) => {
+      const t = timeStage(fn, 80);
+      return [stage, what, us(t.median), bytes(t.heap)];
+    }),
+    ["left", "left"],
+  );
+}
+
+// ---- shipped policies ----------------------------------------------------------------------------------
+
+function policyTable(sets: Candidate[][]): string {
+  const def = loadPolicy("default");
+  const cases: Array<{ label: string; compiled: CompiledPolicy }> = [
+    { label: "default.yaml (o200k, redaction off)", compiled: compilePolicy(def) },
+    {
+      label: "recency-heavy.yaml (cl100k, Europe/Paris)",
+      compiled: compilePolicy(loadPolicy("recency-heavy")),
+    },
+    { label: "strict-pii.yaml (o200k, 7 detectors)", compiled: compilePolicy(loadPolicy("strict-pii")) },
+    ...(["approx", "o200k_base"] as const).map((tokenizer) => ({
+      label: `default, maxTokens 100, clip 5 (${tokenizer}): budget cuts`,
+      compiled: compile(def, {
+        tokenizer,
+        retrieval: { ...def.retrieval, maxTokens: 100, clipSentences: 5 },
+      }),
+    })),
+  ];
+  const rows: string[][] = [];
+  for (const { label, compiled } of cases) {
+    const c = { label, compiled, sets };
+    const fn = callOf(c);
+    const mean = warmUp(150 * T, fn, 100);
+    const s = sampleWithCpu(callsFor(500 * T, mean, QUICK ? 300 : 1000, 10_000), fn);
+    const wall = summarize(s.wall);
+    const cpu = summarize(s.cpu);
+    let cut = 0;
+    for (const set of sets) {
+      const r = runPipeline({ userId: USER, candidates: set, backend: "local" }, compiled);
+      cut += r.trace.find((t) => t.stage === "token_budget")?.changes.length ?? 0;
+    }
+    rows.push([
+      label,
+      int(wall.n),
+      ms(wall.median),
+      ms(wall.p99),
+      ms(cpu.p99),
+      (cut / sets.length).toFixed(1),
+    ]);
+  }
+  return table(["policy", "calls", "median ms", "p99 ms", "CPU p99", "cut by budget/call"], rows, ["left"]);
+}
+
+// ---- goals --------------------------------------------------------------------------------------------
+
+/** "met", or "NOT met" with what the figures say about why. */
+function verdict(m: Measured, goalMs: number): string {
+  const goal = goalMs * 1e6;
+  if (m.wall.p99 <= goal) return "met";
+  const why = [`median ${ms(m.wall.median)} ms`];
+  const gcShare = m.gcCount / m.wall.n;
+  if (m.wall.median > goal) {
+    why.push("the median alone is over the goal");
+  } else if (m.cpu.p99 <= goal) {
+    why.push(
+      `CPU-time p99 ${ms(m.cpu.p99)} ms meets it: the miss is time spent waiting for a core on this host`,
+    );
+  } else {
+    if (gcShare >= 0.01) {
+      why.push(
+        `a GC ran in ${(gcShare * 100).toFixed(1)}% of calls (mean pause ${(m.gcMs / m.gcCount).toFixed(1)} ms ` +
+          "here), so p99 lands on GC pauses",
+      );
+    }
+    why.push(`CPU-time p99 ${ms(m.cpu.p99)} ms`);
+  }
+  return `NOT met (${why.join("; ")})`;
+}
+
+// ---- main ----------------------------------------------------------------------------------------------
+
+export async function main(): Promise<void> {
+  const started = process.hrtime.bigint();
+  console.log(
+    `# pipeline bench (runPipeline: stages 2–8 + format)${QUICK ? " — QUICK mode, rough figures" : ""}`,
+  );
+  for (const line of hostInfo()) console.log(line);
+  console.log(
+    `timer: one hrtime.bigint() pair costs ${int(timerOverheadNs())} ns (included in every figure)`,
+  );
+  const loads = warmTokenizers(TOKENIZERS);
+  console.log(
+    `tokenizers loaded before timing: ${loads.map((l) => `${l.name} ${l.ms} ms`).join(", ")} (first call, ranks parsed)`,
+  );
+
+  const def = loadPolicy("default");
+  const strict = loadPolicy("strict-pii");
+  const corpus: CorpusOptions = { count: 16, chars: 500, seed: 1 };
+  const sets = makeCandidateSets({ ...corpus, sets: SETS });
+  console.log(
+    `policy: policies/default.yaml with \`tokenizer\` set per row; redaction "on" = strict-pii.yaml's redaction block ` +
+      `(${strict.redaction.detectors.join(", ")} + ${strict.redaction.patterns.length} custom RE2 patterns)`,
+  );
+  console.log(`input: ${SETS} generated candidate lists (seeds 1–${SETS}), rotated call by call`);
+
+  const cases = TOKENIZERS.flatMap((tokenizer) =>
+    [false, true].map((redaction) => ({
+      label: `${tokenizer} ${redaction ? "on" : "off"}`,
+      tokenizer,
+      redaction,
+      sets,
+      compiled: compile(def, { tokenizer, redaction: redaction ? strict.redaction : def.redaction }),
+    })),
+  );
+  const byName = (t: TokenizerName, r: boolean) => {
+    const c = cases.find((x) => x.tokenizer === t && x.redaction === r);
+    if (c === undefined) throw new Error(`no case ${t}`);
+    return c;
+  };
+  console.log(
+    `per call (averages over the ${SETS} lists, o200k redaction on): ${workload(byName("o200k_base", true))}`,
+  );
+
+  console.log(
+    heading("runPipeline per call, 16 candidates × ~500 chars (wall clock; CPU = process CPU time)"),
+  );
+  const measured = await measureMatrix(cases, 4);
+  console.log(matrixTable(measured));
+  console.log(
+    "calls/s = 1e9 / mean wall ns, one core. CPU columns: process CPU time per call (1 µs resolution), which\n" +
+      "leaves out time spent waiting for a core; when wall p99 ≫ CPU p99 the tail is this host's load, not the code.\n" +
+      "ctx sw/1k: involuntary context switches of this process per 1,000 calls. p99.9 rests on the slowest\n" +
+      "n/1,000 calls (3–20 of them): indicative only.",
+  );
+
+  console.log(
+    heading("scaling: median CPU time per call vs candidate count and content length (ratio to 16 × 500)"),
+  );
+  console.log(
+    scaling(
+      (["approx", "o200k_base"] as const).flatMap((t) =>
+        [false, true].map((r) => ({
+          label: `${t === "approx" ? "approx" : "o200k"} red. ${r ? "on" : "off"}`,
+          compiled: byName(t, r).compiled,
+        })),
+      ),
+    ),
+  );
+  console.log(
+    `topK (${def.retrieval.topK}) bounds everything after dedup and clipSentences (${def.retrieval.clipSentences}) ` +
+      "bounds what reaches the budget, so only\nredaction, dedup hashing and toWorkItem see every candidate and " +
+      "every character: growth is at most linear.",
+  );
+
+  console.log(
+    heading("per stage: each stage function alone on its real input (median µs and heap per call)"),
+  );
+  const stageCases = TOKENIZERS.map((t) => byName(t, true));
+  console.log(
+    stageTable(
+      stageCases.map((c) => c.tokenizer),
+      stageCases.map((c) => stageBreakdown(c.compiled, sets)),
+    ),
+  );
+  console.log(
+    "redaction off: drop the redaction row; the other rows do not change. toWorkItem is not exported: the row\n" +
+      "times a copy of src/pipeline/index.ts's (parseTimestamp + `{ ...c, timeMs, originalLength, wasRedacted }`).\n" +
+      "whole call − sum: runPipeline's own glue (toEntry ×8, trace and filter arrays) and running stages back to back.",
+  );
+
+  console.log(heading("hot spots: the functions inside the costly stages (16 × 64 texts rotated)"));
+  console.log(
+    hotSpots(sets, {
+      approx: byName("approx", true).compiled,
+      cl100k_base: byName("cl100k_base", true).compiled,
+      o200k_base: byName("o200k_base", true).compiled,
+    }),
+  );
+
+  console.log(heading("shipped policies as they are, and a budget that cuts (16 × ~500 chars)"));
+  console.log(policyTable(sets));
+
+  console.log(heading("goals (16 candidates × ~500 chars, p99 wall clock per runPipeline call)"));
+  for (const goal of GOALS) {
+    for (const redaction of [false, true]) {
+      const m = measured.find((x) => x.tokenizer === goal.tokenizer && x.redaction === redaction);
+      if (m === undefined) continue;
+      console.log(
+        `goal ${goal.tokenizer} p99 ≤ ${goal.p99Ms} ms [redaction ${redaction ? "on" : "off"}]: ` +
+          `${ms(m.wall.p99)} ms — ${verdict(m, goal.p99Ms)}`,
+      );
+    }
+  }
+  if (sink === 0) console.log("WARNING: the pipeline produced no prompt at all; the figures measure nothing");
+  console.log(`\nbench wall time ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,142 @@
+import type { CachedPayload, PayloadCache } from "./types";
+
+/**
+ * A lock shared by the replicas (Redis). `acquire` resolves to a token when this caller now holds the lock,
+ * `null` when someone else does, and `undefined` when the lock store cannot be reached (compute without it).
+ */
+export interface FlightLock {
+  acquire(key: string, ttlMs: number): Promise<string | null | undefined>;
+  /** Whether someone holds the lock; undefined when the store cannot be reached. */
+  held(key: string): Promise<boolean | undefined>;
+  /** Releases the lock only if `token` still owns it. Never throws. */
+  release(key: string, token: string): Promise<void>;
+}
+
+/**
+ * How a request got its payload: `leader` computed it; `follower` shared an identical in-flight computation of
+ * this replica; `remote` read what another replica (or a just-finished flight) put in the cache.
+ */
+export type FlightRole = "leader" | "follower" | "remote";
+
+export interface FlightOutcome {
+  payload: CachedPayload;
+  role: FlightRole;
+}
+
+export interface FlightOptions {
+  /** Longest a request waits for another replica's result before computing itself (≤ the backend timeout). */
+  waitMs: number;
+  /** How long the cross-replica lock lives if its holder dies (backend timeout + a margin). */
+  lockMs: number;
+  /** False (e.g. ttlSeconds 0: nothing is ever fresh to share): in-process dedup only, no lock. */
+  shareAcrossReplicas: boolean;
+}
+
+export interface SingleFlightDeps {
+  cache: PayloadCache;
+  lock?: FlightLock;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+const POLL_MS = [10, 20, 40, 50];
+
+/**
+ * Identical concurrent requests (same cache key) cause one backend call (CONTRACT §9): within a replica they share
+ * one promise; across replicas the first takes a short Redis lock and the others poll the cache for its result,
+ * for at most `waitMs`, then compute themselves if it did not come (a dead or slow leader costs time, never an
+ * answer). `compute` must write the cache before it resolves, so that waiters on other replicas can read it.
+ * A failed computation is shared by the in-process followers (each answers its own fallback); on other replicas
+ * the lock is released without a value and a waiter takes over.
+ */
+export class SingleFlight {
+  private readonly inflight = new Map<string, Promise<FlightOutcome>>();
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: SingleFlightDeps) {
+    this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Number of distinct computations in flight in this replica (for tests and metrics). */
+  get size(): number {
+    return this.inflight.size;
+  }
+
+  async run(key: string, opts: FlightOptions, compute: () => Promise<CachedPayload>): Promise<FlightOutcome> {
+    const existing = this.inflight.get(key);
+    if (existing !== undefined) {
+      const shared = await existing;
+      return { payload: shared.payload, role: shared.role === "leader" ? "follower" : shared.role };
+    }
+    const flight = this.lead(key, opts, compute).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, flight);
+    return flight;
+  }
+
+  private async lead(
+    key: string,
+    opts: FlightOptions,
+    compute: () => Promise<CachedPayload>,
+  ): Promise<FlightOutcome> {
+    const { lock } = this.deps;
+    if (lock === undefined || !opts.shareAcrossReplicas) return { payload: await compute(), role: "leader" };
+    const deadline = this.now() + opts.waitMs;
+    for (;;) {
+      const token = await lock.acquire(key, opts.lockMs);
+      if (token === undefined) return { payload: await compute(), role: "leader" };
+      if (token !== null) {
+        try {
+          // Another replica may have filled the entry between our miss and this lock.
+          const again = await this.deps.cache.get(key);
+          if (again?.fresh) return { payload: again.payload, role: "remote" };
+          return { payload: await compute(), role: "leader" };
+        } finally {
+          await lock.release(key, token);
+        }
+      }
+      const waited = await this.waitForOther(key, deadline);
+      if (waited.kind === "value") return { payload: waited.payload, role: "remote" };
+      // Timed out, or the holder let go without a value (its call failed), or Redis went away: compute.
+      if (waited.kind === "timeout" || waited.kind === "unknown" || this.now() >= deadline)
+        return { payload: await compute(), role: "leader" };
+    }
+  }
+
+  private async waitForOther(
+    key: string,
+    deadline: number,
+  ): Promise<{ kind: "value"; payload: CachedPayload } | { kind: "released" | "timeout" | "unknown" }> {
+    const { cache, lock } = this.deps;
+    for (let i = 0; ; i++) {
+      const left = deadline - this.now();
+      if (left <= 0) return { kind: "timeout" };
+      await this.sleep(Math.min(POLL_MS[Math.min(i, POLL_MS.length - 1)] ?? 50, left));
+      const hit = await cache.get(key);
+      if (hit?.fresh) return { kind: "value", payload: hit.payload };
+      const held = await lock?.held(key);
+      if (held === undefined) return { kind: "unknown" };
+      if (!held) {
+        // The holder may have written just before letting go.
+        const last = await cache.get(key);
+        return last?.fresh ? { kind: "value", payload: last.payload } : { kind: "released" };
+      }
+    }
+  }
+}
+
+/**
+ * Flight options from a policy: waiters give another replica at most the backend timeout; the lock outlives a
+ * stuck holder by a second; a policy whose entries are never fresh (ttlSeconds 0) has nothing to share.
+ */
+export function flightOptionsFor(policy: {
+  timeouts: { backendMs: number };
+  cache: { ttlSeconds: number };
+}): FlightOptions {
+  return {
+    waitMs: policy.timeouts.backendMs,
+    lockMs: policy.timeouts.backendMs + 1000,
+    shareAcrossReplicas: policy.cache.ttlSeconds > 0,
+  };
+}

@@ -1,0 +1,57 @@
+import { createHash } from "node:crypto";
+import { RateLimiterMemory, RateLimiterRedis } from "rate-limiter-flexible";
+import type { RedisConnection } from "../redis/connection";
+import { decide } from "./decide";
+import { type RateDecision, type RateLimiter, type RateRule, ruleId } from "./types";
+
+/**
+ * The limiter shared by every replica (CONTRACT §9): one RateLimiterRedis per distinct rule, each with an
+ * in-memory insurance limiter that counts while Redis is unreachable (`rejectIfRedisNotReady`: no waiting on a
+ * dead connection). During an outage each replica then enforces the rule on its own, so the fleet may let
+ * through up to replicas × points; when Redis comes back the shared count takes over again.
+ *
+ * `scope` separates the counters of different limits ("user", "key") under the same rule. Keys are hashed: user
+ * ids never appear in clear in Redis.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  readonly kind = "redis";
+  private readonly limiters = new Map<string, { shared: RateLimiterRedis; insurance: RateLimiterMemory }>();
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly scope: string,
+  ) {}
+
+  private limiterFor(rule: RateRule): { shared: RateLimiterRedis; insurance: RateLimiterMemory } {
+    const id = ruleId(rule);
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      const opts = { points: rule.points, duration: rule.durationSeconds };
+      const insurance = new RateLimiterMemory({ ...opts, keyPrefix: `insurance:${this.scope}:${id}` });
+      const shared = new RateLimiterRedis({
+        ...opts,
+        storeClient: this.redis.client,
+        keyPrefix: this.redis.key(`rl:${this.scope}:${id}`),
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: insurance,
+      });
+      limiter = { shared, insurance };
+      this.limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  async consume(key: string, rule: RateRule): Promise<RateDecision> {
+    const hashed = createHash("sha256").update(key).digest("base64url").slice(0, 32);
+    const { shared, insurance } = this.limiterFor(rule);
+    // While Redis is known to be unusable (e.g. suspended after timeouts) go straight to the insurance.
+    if (!this.redis.ready()) return decide(insurance.consume(hashed), rule);
+    const started = Date.now();
+    const decision = await decide(shared.consume(hashed), rule);
+    // rate-limiter-flexible hides the error it answered from the insurance; a call that lasted the command
+    // timeout was one, so report it (the connection then skips a hung Redis for a moment).
+    if (Date.now() - started >= this.redis.commandTimeoutMs)
+      this.redis.failed("rate limit", new Error("Command timed out"));
+    return decision;
+  }
+}

@@ -1,0 +1,135 @@
+import Redis from "ioredis";
+import type { Logger } from "../logging/logger";
+import { describe, ThrottledLog } from "./log";
+
+export interface RedisOptions {
+  url: string;
+  /** Prepended to every key memgate writes (MEMGATE_REDIS_PREFIX). */
+  prefix: string;
+  logger: Logger;
+  /** A command that gets no answer in this time fails (and the caller degrades). */
+  commandTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Longest pause between reconnection attempts. */
+  maxBackoffMs?: number;
+}
+
+/** What /readyz shows for Redis. */
+export interface RedisCheck {
+  name: "redis";
+  ok: boolean;
+  degraded?: boolean;
+  detail?: string;
+}
+
+/**
+ * One ioredis connection shared by the cache, the single-flight locks, the limiters and the cooldowns.
+ *
+ * Built to fail fast and recover alone: no offline queue (a command while disconnected fails at once instead of
+ * waiting), one retry per command, a command timeout, and endless reconnection with a capped backoff. The boot
+ * does not wait for Redis: a gateway started while Redis is down serves (cache bypassed, in-memory limits) and
+ * picks Redis up when it comes back, without a restart.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+  readonly prefix: string;
+  readonly commandTimeoutMs: number;
+  private readonly log: ThrottledLog;
+  private closed = false;
+  /** After a command timed out (a hung, not a closed, Redis), skip Redis until then instead of waiting again. */
+  private suspendedUntil = 0;
+
+  constructor(opts: RedisOptions) {
+    this.prefix = opts.prefix;
+    this.commandTimeoutMs = opts.commandTimeoutMs ?? 500;
+    this.log = new ThrottledLog(opts.logger);
+    const maxBackoff = opts.maxBackoffMs ?? 2000;
+    this.client = new Redis(opts.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: this.commandTimeoutMs,
+      connectTimeout: opts.connectTimeoutMs ?? 2000,
+      retryStrategy: (times) => (this.closed ? null : Math.min(50 * 2 ** Math.min(times, 10), maxBackoff)),
+    });
+    let wasReady = false;
+    this.client.on("error", (err: unknown) => this.log.warn("connection", err));
+    this.client.on("ready", () => {
+      wasReady = true;
+      opts.logger.info({ redis: "ready" }, "redis connected");
+    });
+    this.client.on("close", () => {
+      if (wasReady && !this.closed)
+        opts.logger.warn({ redis: "closed" }, "redis connection lost; reconnecting");
+      wasReady = false;
+    });
+    // Non-blocking: failures are reported by the error event and retried by retryStrategy.
+    this.client.connect().catch(() => undefined);
+  }
+
+  /** Commands can be sent now. While false, callers skip Redis (cache bypass, insurance limiter). */
+  ready(): boolean {
+    return this.client.status === "ready" && Date.now() >= this.suspendedUntil;
+  }
+
+  /**
+   * Reports a failed operation (`what` names it; the error's keys are never logged). A timeout suspends Redis use
+   * for a moment, so that a hung server costs one command timeout per few seconds, not one per command.
+   */
+  failed(what: string, err: unknown): void {
+    if (err instanceof Error && /timed out/i.test(err.message)) this.suspendedUntil = Date.now() + 2000;
+    this.log.warn(what, err);
+  }
+
+  key(suffix: string): string {
+    return `${this.prefix}${suffix}`;
+  }
+
+  /**
+   * The readiness check. Redis down is *degraded*, not *not ready*: the gateway still answers every request
+   * (cache bypassed, in-process insurance limits), so taking replicas out of rotation because the cache is down
+   * would turn a cache outage into a full outage. /readyz stays 200 with `status: "degraded"`.
+   */
+  async check(timeoutMs = 500): Promise<RedisCheck> {
+    if (!this.ready()) {
+      const state = this.client.status === "ready" ? "not answering (timeouts)" : this.client.status;
+      return { name: "redis", ok: false, degraded: true, detail: `redis ${state}` };
+    }
+    const started = Date.now();
+    try {
+      await withTimeout(this.client.ping(), timeoutMs);
+      return { name: "redis", ok: true, detail: `ping ${Date.now() - started} ms` };
+    } catch (err) {
+      return { name: "redis", ok: false, degraded: true, detail: describe(err) };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.ready()) {
+      try {
+        await withTimeout(this.client.quit(), 1000);
+        return;
+      } catch {
+        // fall through to a hard disconnect
+      }
+    }
+    this.client.disconnect();
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}

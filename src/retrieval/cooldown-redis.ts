@@ -1,0 +1,46 @@
+import type { RedisConnection } from "../redis/connection";
+import { type BackendCooldown, clampCooldown, MemoryBackendCooldown } from "./cooldown";
+
+/** Sets the cooldown unless a longer one is already running (two replicas seeing two 429s keep the later end). */
+const EXTEND = `local left = redis.call("PTTL", KEYS[1])
+if left < tonumber(ARGV[1]) then redis.call("SET", KEYS[1], "1", "PX", ARGV[1]) end
+return 1`;
+
+/**
+ * The backend cooldown shared through Redis (`<prefix>cooldown:<tenant>:<backend>` with a PX expiry), so a 429 seen
+ * by one replica pauses that tenant's backend for every replica. A local copy is kept too: the replica that saw
+ * the 429 honours it even if Redis is down or the write failed.
+ */
+export class RedisBackendCooldown implements BackendCooldown {
+  private readonly local: MemoryBackendCooldown;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    now: () => number = Date.now,
+  ) {
+    this.local = new MemoryBackendCooldown(now);
+  }
+
+  async remaining(key: string): Promise<number> {
+    const local = this.local.remainingNow(key);
+    if (!this.redis.ready()) return local;
+    try {
+      const left = await this.redis.client.pttl(this.redis.key(`cooldown:${key}`));
+      return Math.max(local, left, 0);
+    } catch (err) {
+      this.redis.failed("cooldown read", err);
+      return local;
+    }
+  }
+
+  async start(key: string, retryAfterMs: number): Promise<void> {
+    await this.local.start(key, retryAfterMs);
+    const ms = Math.round(clampCooldown(retryAfterMs));
+    if (ms <= 0 || !this.redis.ready()) return;
+    try {
+      await this.redis.client.eval(EXTEND, 1, this.redis.key(`cooldown:${key}`), String(ms));
+    } catch (err) {
+      this.redis.failed("cooldown write", err);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * One log line per HTTP request when it ends — method, route template, status, duration, requestId and the
+ * request's trace ids — and the `ratelimit.rejections{scope="key"}` count for 429 answers. The path is logged as a
+ * template (src/telemetry/redact.ts): proxied Zep/OpenMemory paths carry user ids.
+ */
+import { performance } from "node:perf_hooks";
+import { context, isSpanContextValid, trace } from "@opentelemetry/api";
+import type { RequestHandler } from "express";
+import type { Logger } from "../logging/logger";
+import { recordRateLimitRejection } from "./metrics";
+import { safePath } from "./redact";
+
+/** Polled every few seconds by orchestrators and scrapers: logged at debug only. */
+const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
+
+export function accessLog(logger: Logger): RequestHandler {
+  return function accessLog(req, res, next) {
+    const started = performance.now();
+    // The HTTP server span (the instrumentation made it active before Express ran).
+    const spanContext = trace.getSpan(context.active())?.spanContext();
+    const ids =
+      spanContext !== undefined && isSpanContextValid(spanContext)
+        ? { trace_id: spanContext.traceId, span_id: spanContext.spanId }
+        : {};
+    res.once("close", () => {
+      const status = res.statusCode;
+      const problem = String(res.getHeader("content-type") ?? "").startsWith("application/problem+json");
+      // Our own 429s are always the caller key's rate limit (a retrieval never answers 429: it falls back).
+      if (status === 429 && problem) recordRateLimitRejection("key");
+      const path = req.path;
+      const fields = {
+        requestId: res.locals.requestId,
+        ...ids,
+        method: req.method,
+        path: safePath(path),
+        status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        ...(res.writableFinished ? {} : { aborted: true }),
+      };
+      if (PROBES.has(path)) logger.debug(fields, "request");
+      else logger.info(fields, "request");
+    });
+    next();
+  };
+}

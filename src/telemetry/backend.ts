@@ -1,0 +1,83 @@
+/**
+ * Wraps every backend adapter so each call is a span (`memgate.backend.search`, `memgate.backend.user_exists`)
+ * and a `backend.latency_ms` observation, whatever the adapter. The outbound HTTP call the adapter makes runs
+ * inside that span, so undici's client span is its child and `traceparent` names it.
+ */
+import { performance } from "node:perf_hooks";
+import { type Span, SpanStatusCode } from "@opentelemetry/api";
+import type { BackendFactories } from "../backends/registry";
+import { type Backend, BackendError } from "../backends/types";
+import { type BackendOperation, recordBackendCall, recordRateLimitRejection } from "./metrics";
+import { tracer } from "./tracing";
+
+function observe<T>(
+  backend: Backend,
+  operation: BackendOperation,
+  call: () => Promise<T>,
+  annotate?: (span: Span, value: T) => void,
+): Promise<T> {
+  return tracer().startActiveSpan(
+    `memgate.backend.${operation}`,
+    { attributes: { "memgate.backend": backend.name } },
+    async (span) => {
+      const started = performance.now();
+      try {
+        const value = await call();
+        recordBackendCall(backend.name, operation, "ok", performance.now() - started);
+        if (annotate && span.isRecording()) annotate(span, value);
+        return value;
+      } catch (err) {
+        const kind = err instanceof BackendError ? err.kind : "error";
+        recordBackendCall(backend.name, operation, kind, performance.now() - started);
+        if (kind === "rate_limited") recordRateLimitRejection("backend");
+        span.setAttribute("memgate.backend.error.kind", kind);
+        if (err instanceof BackendError && err.status !== undefined)
+          span.setAttribute("memgate.backend.status", err.status);
+        span.setAttribute("error.type", kind);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: kind });
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** The same backend, observed. `ping` (readiness probes, every few seconds) is passed through untraced. */
+export function instrumentBackend(backend: Backend): Backend {
+  const observed: Backend = {
+    name: backend.name,
+    search: (req) =>
+      observe(
+        backend,
+        "search",
+        () => backend.search(req),
+        (span, candidates) => {
+          span.setAttributes({
+            "memgate.backend.limit": req.limit,
+            "memgate.results.count": candidates.length,
+          });
+        },
+      ),
+    userExists: (userId, opts) =>
+      observe(
+        backend,
+        "user_exists",
+        () => backend.userExists(userId, opts),
+        (span, exists) => span.setAttribute("memgate.user.exists", exists),
+      ),
+    ping: (opts) => backend.ping(opts),
+  };
+  const close = backend.close?.bind(backend);
+  if (close) observed.close = close;
+  return observed;
+}
+
+/** The factories with every backend they build observed (wired once in src/server/services.ts). */
+export function instrumentFactories(factories: BackendFactories): BackendFactories {
+  return {
+    zep: async (cfg) => instrumentBackend(await factories.zep(cfg)),
+    openmemory: async (cfg) => instrumentBackend(await factories.openmemory(cfg)),
+    local: async (cfg) => instrumentBackend(await factories.local(cfg)),
+  };
+}

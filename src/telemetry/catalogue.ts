@@ -1,0 +1,95 @@
+/**
+ * Every metric memgate records: the OpenTelemetry name (seed 000's names where it has one, exported as is over
+ * OTLP) and the name `GET /metrics` shows, which follows Prometheus conventions (a `memgate_` namespace, the unit
+ * as a plural suffix, `_total` on counters, `_ratio` for ratios). docs/observability.md is the prose version.
+ */
+export interface MetricSpec {
+  /** OpenTelemetry instrument name. */
+  otel: string;
+  /** Prometheus name (counters include `_total`). */
+  prometheus: string;
+  description: string;
+  /** UCUM unit. */
+  unit: string;
+}
+
+export const METRICS = {
+  latency: {
+    otel: "retrieval.latency_ms",
+    prometheus: "memgate_retrieval_latency_milliseconds",
+    description: "End-to-end time of one retrieval, fallbacks included",
+    unit: "ms",
+  },
+  results: {
+    otel: "retrieval.results_count",
+    prometheus: "memgate_retrieval_results",
+    description: "Memories returned by one retrieval",
+    unit: "{memory}",
+  },
+  tokens: {
+    otel: "retrieval.tokens_used",
+    prometheus: "memgate_retrieval_tokens",
+    description: "Tokens of the memories returned by one retrieval, by the policy's tokenizer",
+    unit: "{token}",
+  },
+  dedup: {
+    otel: "retrieval.dedup_ratio",
+    prometheus: "memgate_retrieval_dedup_ratio",
+    description: "Share of the candidates entering dedup that were duplicates (0–1)",
+    unit: "1",
+  },
+  cacheLookups: {
+    otel: "retrieval.cache.lookups",
+    prometheus: "memgate_retrieval_cache_lookups_total",
+    description: "Retrievals by cache result (label cache: hit, miss, stale, bypass)",
+    unit: "{retrieval}",
+  },
+  cacheHitRate: {
+    otel: "retrieval.cache_hit_rate",
+    prometheus: "memgate_retrieval_cache_hit_ratio",
+    description:
+      "Share of cache-eligible retrievals answered from the cache over the last 5 minutes (this process)",
+    unit: "1",
+  },
+  fallbacks: {
+    otel: "retrieval.fallbacks",
+    prometheus: "memgate_retrieval_fallbacks_total",
+    description: "Retrievals answered with a fallback, by code and action",
+    unit: "{retrieval}",
+  },
+  backendLatency: {
+    otel: "backend.latency_ms",
+    prometheus: "memgate_backend_latency_milliseconds",
+    description: "Time of one backend call, by backend, operation and outcome",
+    unit: "ms",
+  },
+  policyReloads: {
+    otel: "policy.reloads",
+    prometheus: "memgate_policy_reloads_total",
+    description: "Policies loaded or reloaded from the policy directory",
+    unit: "{policy}",
+  },
+  policyRejections: {
+    otel: "policy.rejections",
+    prometheus: "memgate_policy_rejections_total",
+    description: "Policy file changes rejected (the previous version kept serving)",
+    unit: "{policy}",
+  },
+  policyOrphans: {
+    otel: "policy.orphans",
+    prometheus: "memgate_policy_orphans_total",
+    description: "Policies whose file was deleted (the last version keeps serving)",
+    unit: "{policy}",
+  },
+  rateLimited: {
+    otel: "ratelimit.rejections",
+    prometheus: "memgate_rate_limit_rejections_total",
+    description: "Requests refused by a rate limit, by scope (key, user, backend)",
+    unit: "{request}",
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** OpenTelemetry name → Prometheus name, for the `/metrics` serializer. */
+export const PROMETHEUS_NAMES: ReadonlyMap<string, string> = new Map(
+  Object.values(METRICS).map((m) => [m.otel, m.prometheus]),
+);

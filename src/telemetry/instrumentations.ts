@@ -1,0 +1,58 @@
+/**
+ * Library instrumentations: incoming HTTP (continues the caller's W3C trace), Express routes, ioredis (cache and
+ * rate limits), undici (global `fetch`: the Zep and OpenMemory calls, which carry `traceparent`/`baggage` out).
+ *
+ * Privacy (CONTRACT §8): URLs are recorded as templates — Zep's `GET /users/{userId}` would otherwise put a plain
+ * user id in `url.full` — with query values removed; Redis statements are the command name only (values are
+ * cached payloads, i.e. memory contents); no header is captured.
+ */
+import type { IncomingMessage } from "node:http";
+import { ExpressInstrumentation, ExpressLayerType } from "@opentelemetry/instrumentation-express";
+import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
+import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
+import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
+import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
+import { safePath, safeQuery, safeUrl } from "./redact";
+
+/** Probes and scrapes: every few seconds, never interesting as traces. */
+const UNTRACED_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+
+function splitUrl(url: string): { path: string; search: string } {
+  const q = url.indexOf("?");
+  return q === -1 ? { path: url, search: "" } : { path: url.slice(0, q), search: url.slice(q) };
+}
+
+function incomingAttributes(req: IncomingMessage): Record<string, string> {
+  const { path, search } = splitUrl(req.url ?? "/");
+  const attributes: Record<string, string> = { "url.path": safePath(path) };
+  if (search !== "") attributes["url.query"] = safeQuery(search);
+  return attributes;
+}
+
+export type Instrumentations = NodeSDKConfiguration["instrumentations"];
+
+export function createInstrumentations(): Instrumentations {
+  return [
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has(splitUrl(req.url ?? "/").path),
+      startIncomingSpanHook: incomingAttributes,
+      // The backends are called with fetch (undici, below); the only node:http client traffic is the OTLP
+      // exporters' own, which would otherwise show up in the http.client.* metrics.
+      disableOutgoingRequestInstrumentation: true,
+    }),
+    // Request-handler spans only (http.route is still set on the HTTP span): a span per middleware and per
+    // mounted router would triple the span count of every request for little insight.
+    new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
+    new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
+    new UndiciInstrumentation({
+      startSpanHook: (request) => {
+        const { path, search } = splitUrl(request.path);
+        return {
+          "url.full": safeUrl(`${request.origin}${request.path}`),
+          "url.path": safePath(path),
+          "url.query": safeQuery(search),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,149 @@
+/**
+ * memgate's instruments, through the OpenTelemetry metrics API (no-op until an SDK registers a MeterProvider).
+ * Labels are low-cardinality by construction: backend, policy name, cache result, fallback code/action,
+ * operation, outcome, scope. Never a user id, key, tenant-supplied string or query.
+ */
+import {
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  type ObservableResult,
+} from "@opentelemetry/api";
+import type { RetrievalMetadata } from "../pipeline";
+import type { RegistryEvent } from "../policy/registry";
+import { METRICS } from "./catalogue";
+import { SlidingHitRate } from "./hit-rate";
+
+export const METER_NAME = "memgate";
+
+const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2500, 5000];
+const COUNT_BUCKETS = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50];
+const TOKEN_BUCKETS = [0, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000];
+const RATIO_BUCKETS = [0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+
+export const RATE_LIMIT_SCOPES = ["key", "user", "backend"] as const;
+export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
+export type BackendOperation = "search" | "user_exists";
+
+interface Instruments {
+  latency: Histogram;
+  results: Histogram;
+  tokens: Histogram;
+  dedup: Histogram;
+  cacheLookups: Counter;
+  fallbacks: Counter;
+  backendLatency: Histogram;
+  policyReloads: Counter;
+  policyRejections: Counter;
+  policyOrphans: Counter;
+  rateLimited: Counter;
+}
+
+/** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
+export const cacheHitWindow = new SlidingHitRate();
+
+function create(provider: MeterProvider): Instruments {
+  const meter = provider.getMeter(METER_NAME);
+  const histogram = (spec: (typeof METRICS)[keyof typeof METRICS], buckets: number[]) =>
+    meter.createHistogram(spec.otel, {
+      description: spec.description,
+      unit: spec.unit,
+      advice: { explicitBucketBoundaries: buckets },
+    });
+  const counter = (spec: (typeof METRICS)[keyof typeof METRICS]) =>
+    meter.createCounter(spec.otel, { description: spec.description, unit: spec.unit });
+
+  const hitRate = meter.createObservableGauge(METRICS.cacheHitRate.otel, {
+    description: METRICS.cacheHitRate.description,
+    unit: METRICS.cacheHitRate.unit,
+  });
+  hitRate.addCallback((result: ObservableResult) => {
+    const ratio = cacheHitWindow.ratio();
+    if (ratio !== undefined) result.observe(ratio);
+  });
+
+  const instruments: Instruments = {
+    latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
+    results: histogram(METRICS.results, COUNT_BUCKETS),
+    tokens: histogram(METRICS.tokens, TOKEN_BUCKETS),
+    dedup: histogram(METRICS.dedup, RATIO_BUCKETS),
+    cacheLookups: counter(METRICS.cacheLookups),
+    fallbacks: counter(METRICS.fallbacks),
+    backendLatency: histogram(METRICS.backendLatency, LATENCY_BUCKETS_MS),
+    policyReloads: counter(METRICS.policyReloads),
+    policyRejections: counter(METRICS.policyRejections),
+    policyOrphans: counter(METRICS.policyOrphans),
+    rateLimited: counter(METRICS.rateLimited),
+  };
+  // Counters whose label sets are known up front start at 0: a series that exists before its first event keeps
+  // `rate()` and `increase()` alerts correct (no "absent" series).
+  for (const scope of RATE_LIMIT_SCOPES) instruments.rateLimited.add(0, { scope });
+  for (const type of ["loaded", "reloaded"]) instruments.policyReloads.add(0, { type });
+  instruments.policyRejections.add(0);
+  instruments.policyOrphans.add(0);
+  return instruments;
+}
+
+let current: { provider: MeterProvider; instruments: Instruments } | undefined;
+
+/**
+ * The instruments of the MeterProvider registered now. The metrics API has no proxy provider: a meter taken
+ * before the SDK starts stays a no-op forever, so instruments are (re)made whenever the global provider changes.
+ */
+function instruments(): Instruments {
+  const provider = metrics.getMeterProvider();
+  if (current?.provider !== provider) current = { provider, instruments: create(provider) };
+  return current.instruments;
+}
+
+/** One answered retrieval (success or fallback), from the metadata the caller received. */
+export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number): void {
+  const i = instruments();
+  const outcome = meta.fallback === null ? "ok" : "fallback";
+  const base: Attributes = { backend: meta.backend, policy: meta.policy.name, outcome };
+  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome });
+  i.results.record(meta.includedResults, base);
+  i.tokens.record(meta.totalTokens, base);
+  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache });
+  if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
+  if (meta.fallback !== null) i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action });
+}
+
+/** The dedup stage of one pipeline run: `duplicates` of `input` candidates were removed as duplicates. */
+export function recordDedup(policy: string, backend: string, input: number, duplicates: number): void {
+  if (input <= 0) return;
+  instruments().dedup.record(duplicates / input, { policy, backend });
+}
+
+/** One call to a backend adapter; `outcome` is "ok" or the BackendError kind ("error" for anything else). */
+export function recordBackendCall(
+  backend: string,
+  operation: BackendOperation,
+  outcome: string,
+  elapsedMs: number,
+): void {
+  instruments().backendLatency.record(elapsedMs, { backend, operation, outcome });
+}
+
+export function recordRateLimitRejection(scope: RateLimitScope): void {
+  instruments().rateLimited.add(1, { scope });
+}
+
+/** The policy registry's `onEvent` listener. */
+export function recordPolicyEvent(e: RegistryEvent): void {
+  const i = instruments();
+  switch (e.type) {
+    case "loaded":
+    case "reloaded":
+      i.policyReloads.add(1, { type: e.type });
+      return;
+    case "rejected":
+      i.policyRejections.add(1);
+      return;
+    case "orphaned":
+      i.policyOrphans.add(1);
+      return;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * `GET /metrics`: a pull reader on the SDK's MeterProvider, rendered in the Prometheus text exposition format
+ * (0.0.4) with Prometheus-style names (catalogue.ts). Served by the gateway's own Express app, on its port,
+ * without authentication like /healthz (CONTRACT §6): keep it off public ingress.
+ *
+ * The reader is always on when the SDK runs (with or without any OTEL_* variable); OTLP export is separate.
+ */
+import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
+import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { Router } from "express";
+import { PROMETHEUS_NAMES } from "./catalogue";
+import { METER_NAME } from "./metrics";
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+let reader: PrometheusExporter | undefined;
+
+/** Makes the reader `/metrics` reads; the caller binds it to its MeterProvider (sdk.ts, or a test's). */
+export function createPrometheusReader(): PrometheusExporter {
+  reader = new PrometheusExporter({ preventServerStart: true });
+  return reader;
+}
+
+/** Forgets the reader (the SDK shut down). */
+export function releasePrometheusReader(r: PrometheusExporter): void {
+  if (reader === r) reader = undefined;
+}
+
+/** OpenTelemetry's Prometheus compatibility rule for units: the unit, spelled out, as the name's suffix. */
+const UNIT_SUFFIXES: Record<string, string> = { s: "seconds", ms: "milliseconds", By: "bytes" };
+
+/** The Prometheus name of a metric: memgate's from the catalogue; others (http, …) get their unit suffix. */
+export function prometheusName(otelName: string, unit: string, scope: string): string {
+  const known = scope === METER_NAME ? PROMETHEUS_NAMES.get(otelName) : undefined;
+  if (known !== undefined) return known;
+  const base = otelName.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/_+/g, "_");
+  const suffix = UNIT_SUFFIXES[unit];
+  return suffix === undefined || base.endsWith(`_${suffix}`) ? base : `${base}_${suffix}`;
+}
+
+/** Renames every metric and drops its unit (it is in the name now; `# UNIT` lines are OpenMetrics, not 0.0.4). */
+function forPrometheus(rm: ResourceMetrics): ResourceMetrics {
+  return {
+    ...rm,
+    scopeMetrics: rm.scopeMetrics.map((sm) => ({
+      ...sm,
+      metrics: sm.metrics.map((m) => ({
+        ...m,
+        descriptor: {
+          ...m.descriptor,
+          name: prometheusName(m.descriptor.name, m.descriptor.unit, sm.scope.name),
+          unit: "",
+        },
+      })),
+    })),
+  };
+}
+
+const serializer = new PrometheusSerializer();
+
+/** The current metrics as Prometheus text. */
+export async function renderMetrics(): Promise<string> {
+  if (reader === undefined) return "# memgate: metrics are off (the telemetry SDK is not running)\n";
+  const { resourceMetrics } = await reader.collect();
+  const text = serializer.serialize(forPrometheus(resourceMetrics));
+  return text.endsWith("\n") ? text : `${text}\n`;
+}
+
+/** `GET /metrics` (unauthenticated, like /healthz). */
+export function metricsRoute(): Router {
+  const router = Router();
+  router.get("/metrics", async function metrics(_req, res) {
+    const text = await renderMetrics();
+    res.setHeader("content-type", PROMETHEUS_CONTENT_TYPE);
+    res.setHeader("cache-control", "no-store");
+    res.end(text);
+  });
+  return router;
+}

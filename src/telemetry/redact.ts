@@ -1,0 +1,88 @@
+/**
+ * What telemetry may say about a request without leaking it (CONTRACT §8): user ids only as hashes, URL paths
+ * only as templates, query strings only as parameter names.
+ */
+import { createHash } from "node:crypto";
+
+/**
+ * Path segments known to be fixed words of the gateway's, Zep's or OpenMemory's routes. Any other segment may be
+ * an id (Zep's `GET /users/{userId}`, OpenMemory's `/users/{uid}/memories`, a proxied thread id) and is shown as
+ * `{id}`: an allow-list, so a new route can lose detail but never leak an id.
+ */
+const FIXED_SEGMENTS = new Set([
+  "api",
+  "v1",
+  "v2",
+  "retrieve",
+  "policies",
+  "healthz",
+  "readyz",
+  "metrics",
+  "graph",
+  "search",
+  "users",
+  "threads",
+  "sessions",
+  "messages",
+  "context",
+  "warm",
+  "episodes",
+  "nodes",
+  "edges",
+  "facts",
+  "memory",
+  "memories",
+  "query",
+  "add",
+  "all",
+  "reinforce",
+  "health",
+]);
+
+/** The gateway's own routes and the backends' hot ones: returned as they are, without splitting (every request). */
+const FIXED_PATHS = new Set([
+  "/v1/retrieve",
+  "/v1/policies",
+  "/healthz",
+  "/readyz",
+  "/metrics",
+  "/memory/query",
+]);
+
+/** `/api/v2/users/u-123/warm` → `/api/v2/users/{id}/warm`. */
+export function safePath(path: string): string {
+  if (FIXED_PATHS.has(path)) return path;
+  const end = path.search(/[?#]/);
+  const bare = end === -1 ? path : path.slice(0, end);
+  return bare
+    .split("/")
+    .map((segment) => (segment === "" || FIXED_SEGMENTS.has(segment) ? segment : "{id}"))
+    .join("/");
+}
+
+/** `?l=10&user_id=u-1` → `l=REDACTED&user_id=REDACTED` (names kept, values never shown); "" without a query. */
+export function safeQuery(search: string): string {
+  const raw = search.startsWith("?") ? search.slice(1) : search;
+  if (raw === "") return "";
+  const names = [...new URLSearchParams(raw).keys()];
+  return names.map((name) => `${encodeURIComponent(name)}=REDACTED`).join("&");
+}
+
+/** `http://h:1/users/u-1?x=1` → `http://h:1/users/{id}?x=REDACTED`; unparseable input → "". */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const query = safeQuery(u.search);
+    return `${u.origin}${safePath(u.pathname)}${query === "" ? "" : `?${query}`}`;
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * The user as telemetry shows it: the first 16 hex of SHA-256 over `tenant:userId`. Stable per tenant (so one
+ * user's requests can be grouped) and not reversible without the id.
+ */
+export function hashUser(tenantId: string, userId: string): string {
+  return createHash("sha256").update(`${tenantId}:${userId}`).digest("hex").slice(0, 16);
+}

@@ -1,0 +1,63 @@
+/**
+ * The OpenTelemetry Node SDK for `memgate serve`, configured by the standard OTEL_* variables, with memgate's
+ * defaults (CONTRACT §1):
+ * - service name `memgate` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES name one;
+ * - no span exporter unless OTEL_TRACES_EXPORTER is set (the SDK alone would default to OTLP); when it is set the
+ *   SDK builds the exporters itself (otlp over OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL grpc | http/protobuf |
+ *   http/json, console, zipkin) with a batch processor (OTEL_BSP_*), sampler from OTEL_TRACES_SAMPLER;
+ * - metrics: the Prometheus reader behind `GET /metrics`, always, plus OTEL_METRICS_EXPORTER's push readers;
+ * - propagation: OTEL_PROPAGATORS, default W3C `tracecontext,baggage` (continued from callers, sent to backends);
+ * - no OpenTelemetry logs pipeline: logs are pino's, on stdout, carrying trace_id/span_id (log-context.ts).
+ *
+ * Instrumentations patch http, express and ioredis when those are first required, so this must run before the
+ * gateway's modules load: bin/memgate.js requires dist/telemetry/register.js first for `serve`.
+ */
+
+import type { IMetricReader } from "@opentelemetry/sdk-metrics";
+import { NodeSDK } from "@opentelemetry/sdk-node";
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { readTelemetryConfig } from "./config";
+import { createInstrumentations } from "./instrumentations";
+import { setActiveTelemetry, type Telemetry } from "./lifecycle";
+import { pushMetricReaders } from "./metric-readers";
+import { createPrometheusReader, releasePrometheusReader } from "./prometheus";
+
+export interface StartOptions {
+  /** Replace the span processors chosen from OTEL_TRACES_EXPORTER (the overhead bench, tests). */
+  spanProcessors?: SpanProcessor[];
+  /** More metric readers besides Prometheus and OTEL_METRICS_EXPORTER's (tests). */
+  metricReaders?: IMetricReader[];
+}
+
+/**
+ * Starts and registers the SDK (global tracer/meter providers, context manager, propagator, instrumentations).
+ * Reads `process.env`; throws TelemetryConfigError on an invalid OTEL_* value memgate decides on.
+ */
+export function startTelemetry(opts: StartOptions = {}): Telemetry {
+  const cfg = readTelemetryConfig(process.env);
+  if (cfg.disabled) return { shutdown: async () => undefined };
+
+  const prometheus = createPrometheusReader();
+  const traces =
+    opts.spanProcessors !== undefined
+      ? { spanProcessors: opts.spanProcessors }
+      : cfg.traces === undefined
+        ? { spanProcessors: [] }
+        : {};
+  const sdk = new NodeSDK({
+    ...(cfg.serviceName === undefined ? {} : { serviceName: cfg.serviceName }),
+    instrumentations: createInstrumentations(),
+    metricReaders: [prometheus, ...pushMetricReaders(cfg, process.env), ...(opts.metricReaders ?? [])],
+    logRecordProcessors: [],
+    ...traces,
+  });
+  sdk.start();
+  const telemetry: Telemetry = {
+    async shutdown() {
+      releasePrometheusReader(prometheus);
+      await sdk.shutdown();
+    },
+  };
+  setActiveTelemetry(telemetry);
+  return telemetry;
+}

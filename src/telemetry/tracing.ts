@@ -1,0 +1,185 @@
+/**
+ * The retrieval's spans, through the OpenTelemetry API (a no-op until an SDK registers a TracerProvider, so code
+ * and tests without telemetry pay almost nothing):
+ *
+ *   memgate.retrieve                     policy, backend, cache, fallback, counts, tokens, hashed user
+ *   ├─ memgate.eligibility               useMemory, sessionId, query, the user's rate limit, backend cool-down
+ *   ├─ memgate.cache.lookup              memgate.cache.result = hit | stale | miss
+ *   ├─ memgate.backend.user_exists       (backend.ts) the existence check, when not cached
+ *   ├─ memgate.backend.search            (backend.ts) with the outbound HTTP call as its child
+ *   └─ memgate.stage.<stage>             one per policy stage: in/out/changes counts
+ *
+ * Attributes never hold a query, a memory's content, a key or a plain user id (CONTRACT §8).
+ */
+import { performance } from "node:perf_hooks";
+import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import type { CacheLookup } from "../cache/types";
+import { HttpProblem } from "../http/errors";
+import type { PipelineObserver, RetrievalPayload } from "../pipeline";
+import type { StageTrace } from "../pipeline/types";
+import { FALLBACK_CODES } from "../policy/schema";
+import { recordDedup, recordRetrieval } from "./metrics";
+import { hashUser } from "./redact";
+
+export const TRACER_NAME = "memgate";
+
+/** Taken per use: the API's proxy tracer binds to the first provider it sees, and tests swap providers. */
+export function tracer(): Tracer {
+  return trace.getTracer(TRACER_NAME);
+}
+
+export interface RetrievalSubject {
+  tenantId: string;
+  userId: string;
+  /** The query's length (never its text). */
+  queryChars: number;
+}
+
+/** The fallback code an internal `Fallback` error carries (it has a `code` that is a FallbackCode). */
+function fallbackCodeOf(err: unknown): string | undefined {
+  if (!(err instanceof Error) || !("code" in err)) return undefined;
+  const code = err.code;
+  return typeof code === "string" && (FALLBACK_CODES as readonly string[]).includes(code) ? code : undefined;
+}
+
+/** Marks a span with an error that escaped: the caller's own fault (HttpProblem 4xx) is not a span error. */
+function markError(span: Span, err: unknown): void {
+  if (err instanceof HttpProblem && err.status < 500) {
+    span.setAttribute("memgate.error.code", err.code);
+    return;
+  }
+  const type = err instanceof HttpProblem ? err.code : err instanceof Error ? err.name : "unknown";
+  span.setAttribute("error.type", type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+}
+
+function payloadAttributes(payload: RetrievalPayload): Attributes {
+  const m = payload.metadata;
+  const attributes: Attributes = {
+    "memgate.policy.name": m.policy.name,
+    "memgate.policy.version": m.policy.version,
+    "memgate.policy.hash": m.policy.hash,
+    "memgate.backend": m.backend,
+    "memgate.cache": m.cache,
+    "memgate.results.total": m.totalResults,
+    "memgate.results.count": m.includedResults,
+    "memgate.tokens": m.totalTokens,
+    "memgate.filters": m.appliedFilters,
+  };
+  if (m.fallback !== null) {
+    attributes["memgate.fallback.code"] = m.fallback.code;
+    attributes["memgate.fallback.action"] = m.fallback.action;
+  }
+  return attributes;
+}
+
+/**
+ * Runs one retrieval inside the `memgate.retrieve` span and records the retrieval metrics from what the caller
+ * receives. Errors pass through unchanged.
+ */
+export function traceRetrieval(
+  subject: RetrievalSubject,
+  run: () => Promise<RetrievalPayload>,
+): Promise<RetrievalPayload> {
+  const started = performance.now();
+  return tracer().startActiveSpan("memgate.retrieve", async (span) => {
+    if (span.isRecording()) {
+      span.setAttributes({
+        "memgate.tenant": subject.tenantId,
+        "memgate.user.hash": hashUser(subject.tenantId, subject.userId),
+        "memgate.query.chars": subject.queryChars,
+      });
+    }
+    try {
+      const payload = await run();
+      recordRetrieval(payload.metadata, performance.now() - started);
+      if (span.isRecording()) span.setAttributes(payloadAttributes(payload));
+      return payload;
+    } catch (err) {
+      markError(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * Runs `fn` in a child span named `name`. A fallback decided inside shows as `memgate.fallback.code` (a declared
+ * outcome, not a span error); anything else that escapes marks the span as failed.
+ */
+export function inSpan<T>(name: string, fn: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      const code = fallbackCodeOf(err);
+      if (code !== undefined) span.setAttribute("memgate.fallback.code", code);
+      else markError(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A payload-cache read in a `memgate.cache.lookup` span; `purpose` says whether a fallback asked for it. */
+export function traceCacheLookup(
+  lookup: () => Promise<CacheLookup | undefined>,
+  purpose: "serve" | "fallback" = "serve",
+): Promise<CacheLookup | undefined> {
+  return inSpan("memgate.cache.lookup", async (span) => {
+    const found = await lookup();
+    if (span.isRecording()) {
+      span.setAttributes({
+        "memgate.cache.purpose": purpose,
+        "memgate.cache.result": found === undefined ? "miss" : found.fresh ? "hit" : "stale",
+      });
+    }
+    return found;
+  });
+}
+
+/** Stage details that are numbers or booleans (thresholds, counts) or these known enum strings. */
+const STRING_DETAILS = new Set(["strategy", "tokenizer"]);
+
+function stageAttributes(t: StageTrace): Attributes {
+  const attributes: Attributes = {
+    "memgate.stage.in": t.in,
+    "memgate.stage.out": t.out,
+    "memgate.stage.changes": t.changes.length,
+  };
+  const detail = t.detail;
+  if (detail !== undefined) {
+    for (const key in detail) {
+      const value = detail[key];
+      if (typeof value !== "string" || STRING_DETAILS.has(key)) attributes[`memgate.stage.${key}`] = value;
+    }
+  }
+  return attributes;
+}
+
+/**
+ * Times the policy stages of one pipeline run: one `memgate.stage.<stage>` span each (children of the span
+ * active now, with the stage's own start and end), and the `retrieval.dedup_ratio` metric.
+ */
+export function pipelineObserver(policy: string, backend: string): PipelineObserver {
+  const parent = context.active();
+  const traced = trace.getSpan(parent)?.isRecording() === true;
+  return {
+    now: () => performance.now(),
+    stage(t, startedAt, endedAt) {
+      if (t.stage === "deduplication") {
+        const duplicates = t.changes.filter((c) => c.reason.startsWith("duplicate_of:")).length;
+        recordDedup(policy, backend, t.in, duplicates);
+      }
+      if (!traced) return;
+      const span = tracer().startSpan(
+        `memgate.stage.${t.stage}`,
+        { startTime: startedAt, attributes: stageAttributes(t) },
+        parent,
+      );
+      span.end(endedAt);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import type Redis from "ioredis";
+import { RedisPayloadCache } from "../../src/cache/redis";
+import { type FlightOptions, SingleFlight } from "../../src/cache/singleflight";
+import type { CachedPayload } from "../../src/cache/types";
+import { silentLogger } from "../../src/logging/logger";
+import { RedisConnection } from "../../src/redis/connection";
+import { RedisFlightLock } from "../../src/redis/lock";
+import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
+
+const PREFIX = testPrefix("lock");
+const OPTS: FlightOptions = { waitMs: 300, lockMs: 2000, shareAcrossReplicas: true };
+
+function payload(tag: string): CachedPayload {
+  return {
+    memories: [],
+    metadata: {
+      queryTime: 0,
+      totalResults: 0,
+      includedResults: 0,
+      totalTokens: 0,
+      appliedFilters: [tag],
+      config: { topK: 8, clipSentences: 2, maxTokens: 1500, searchType: "hybrid", minScore: 0.3 },
+      policy: { name: "p", version: 1, hash: "h" },
+      backend: "zep",
+      cache: "miss",
+      fallback: null,
+    },
+    systemPrompt: "",
+  };
+}
+
+describe("single-flight lock in Redis", () => {
+  let admin: Redis;
+  let conn: RedisConnection;
+  let lock: RedisFlightLock;
+  let cache: RedisPayloadCache;
+
+  beforeAll(async () => {
+    admin = await requireRedis();
+    conn = new RedisConnection({ url: REDIS_URL, prefix: PREFIX, logger: silentLogger() });
+    await waitFor("redis ready", () => conn.ready());
+    lock = new RedisFlightLock(conn);
+    cache = new RedisPayloadCache(conn);
+  });
+  afterEach(() => deleteKeys(admin, PREFIX));
+  afterAll(async () => {
+    await conn.close();
+    admin.disconnect();
+  });
+
+  test("SET NX PX: one holder at a time; only the owner's token releases it", async () => {
+    const token = await lock.acquire("k1", 5000);
+    expect(typeof token).toBe("string");
+    expect(await lock.acquire("k1", 5000)).toBeNull();
+    const pttl = await admin.pttl(`${PREFIX}flight:k1`);
+    expect(pttl).toBeGreaterThan(4000);
+    await lock.release("k1", "someone-else");
+    expect(await lock.held("k1")).toBe(true);
+    await lock.release("k1", token ?? "");
+    expect(await lock.held("k1")).toBe(false);
+  });
+
+  test("the lock expires if its holder dies", async () => {
+    expect(typeof (await lock.acquire("k2", 100))).toBe("string");
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await lock.held("k2")).toBe(false);
+  });
+
+  test("a waiter reads the holder's result from the cache (role remote) without computing", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    const token = await lock.acquire("k3", 5000);
+    let computed = 0;
+    const waiting = flight.run("k3", OPTS, async () => {
+      computed++;
+      return payload("mine");
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await cache.set("k3", payload("theirs"), 60, 60);
+    await lock.release("k3", token ?? "");
+    const outcome = await waiting;
+    expect(outcome.role).toBe("remote");
+    expect(outcome.payload.metadata.appliedFilters).toEqual(["theirs"]);
+    expect(computed).toBe(0);
+  });
+
+  test("a holder that never delivers: the waiter computes itself after waitMs", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    await lock.acquire("k4", 10_000);
+    const started = Date.now();
+    const outcome = await flight.run("k4", OPTS, async () => payload("mine"));
+    const waited = Date.now() - started;
+    expect(outcome.role).toBe("leader");
+    expect(waited).toBeGreaterThanOrEqual(OPTS.waitMs - 20);
+    expect(waited).toBeLessThan(OPTS.waitMs + 400);
+  });
+
+  test("a holder that lets go without a value (its call failed): a waiter takes over at once", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    const token = await lock.acquire("k5", 10_000);
+    setTimeout(() => void lock.release("k5", token ?? ""), 30);
+    const started = Date.now();
+    const outcome = await flight.run("k5", OPTS, async () => payload("mine"));
+    expect(outcome.role).toBe("leader");
+    expect(Date.now() - started).toBeLessThan(OPTS.waitMs);
+  });
+
+  test("the leader releases its lock after computing, and after failing", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    await flight.run("k6", OPTS, async () => payload("ok"));
+    expect(await lock.held("k6")).toBe(false);
+    await expect(
+      flight.run("k7", OPTS, async () => {
+        throw new Error("backend down");
+      }),
+    ).rejects.toThrow("backend down");
+    expect(await lock.held("k7")).toBe(false);
+    expect(flight.size).toBe(0);
+  });
+});

@@ -1,0 +1,187 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type Redis from "ioredis";
+import { hashKey } from "../../src/tenants/keys";
+import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
+
+/**
+ * Two real gateway processes sharing one Redis (CONTRACT §9): they enforce one per-key limit together (not twice
+ * the limit), and a cache entry filled by one is a hit on the other. The processes run the current sources
+ * through tsx (no stale dist/), with the embedded local backend on a small JSONL file.
+ */
+const ROOT = join(__dirname, "../..");
+const PREFIX = testPrefix("2proc");
+const LIMITED = "mg_test_two_process_limited_0123456789";
+const ROOMY = "mg_test_two_process_roomy_0123456789";
+const LIMIT = 6;
+
+interface Gateway {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+function memory(id: string, content: string, day: number) {
+  return JSON.stringify({
+    id,
+    userId: "ana",
+    type: "fact",
+    sessionId: "s-1",
+    timestamp: `2026-01-${String(day).padStart(2, "0")}T09:00:00Z`,
+    content,
+  });
+}
+
+async function startGateway(env: Record<string, string>): Promise<Gateway> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--require",
+      "tsx/cjs",
+      "-e",
+      "require('./src/cli/main').main(['serve']).then((c) => { process.exitCode = c; })",
+    ],
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "memgate listening" line in 20 s:\n${out}`)), 20_000);
+    const onData = () => {
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited with ${code}:\n${out}`));
+    });
+  });
+  return { child, url, output: () => out };
+}
+
+async function stopGateway(g: Gateway): Promise<void> {
+  if (g.child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => g.child.once("exit", () => resolve()));
+  g.child.kill("SIGTERM");
+  await exited;
+}
+
+async function retrieve(g: Gateway, key: string, query: string) {
+  const res = await fetch(`${g.url}/v1/retrieve`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify({ userId: "ana", sessionId: "s-1", query, useMemory: true }),
+  });
+  const json = (await res.json()) as {
+    memories?: Array<{ id: string }>;
+    metadata?: { cache: string };
+  };
+  return { status: res.status, body: json, headers: res.headers };
+}
+
+describe("two gateway processes sharing one Redis", () => {
+  let admin: Redis;
+  let dir: string;
+  const gateways: Gateway[] = [];
+
+  beforeAll(async () => {
+    admin = await requireRedis();
+    dir = mkdtempSync(join(tmpdir(), "memgate-2proc-"));
+    const data = join(dir, "memories.jsonl");
+    writeFileSync(
+      data,
+      `${[
+        memory("m1", "Ana orders an oat milk flat white every morning.", 1),
+        memory("m2", "Ana drinks green tea in the afternoon.", 2),
+        memory("m3", "Ana works from the Lisbon office on Tuesdays.", 3),
+      ].join("\n")}\n`,
+    );
+    const tenants = join(dir, "tenants.yaml");
+    writeFileSync(
+      tenants,
+      `tenants:
+  - id: shop
+    keys:
+      - { name: limited, sha256: ${hashKey(LIMITED)}, scopes: [retrieve], rateLimit: { points: ${LIMIT}, durationSeconds: 60 } }
+      - { name: roomy, sha256: ${hashKey(ROOMY)}, scopes: [retrieve] }
+    policies: { allowed: ["*"], default: default }
+    backends:
+      local: { dataFile: ${JSON.stringify(data)} }
+`,
+    );
+    const env = {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "warn",
+      REDIS_URL,
+      MEMGATE_REDIS_PREFIX: PREFIX,
+      MEMGATE_TENANTS_FILE: tenants,
+      MEMGATE_POLICY_DIR: join(ROOT, "policies"),
+      MEMGATE_KEY_RATE_LIMIT: "1000/60",
+    };
+    // Started one after the other: two cold tsx compilations at once are slow on a 2-core machine.
+    gateways.push(await startGateway({ ...env, LOG_LEVEL: "info" }));
+    gateways.push(await startGateway({ ...env, LOG_LEVEL: "info" }));
+    for (const g of gateways) {
+      await waitFor(
+        `redis ready on ${g.url}`,
+        async () => {
+          const res = await fetch(`${g.url}/readyz`);
+          const json = (await res.json()) as { checks: Array<{ name: string; ok: boolean }> };
+          return json.checks.some((c) => c.name === "redis" && c.ok);
+        },
+        10_000,
+      );
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(gateways.map(stopGateway));
+    await deleteKeys(admin, PREFIX);
+    admin.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const pair = (): [Gateway, Gateway] => {
+    const [a, b] = gateways;
+    if (a === undefined || b === undefined) throw new Error("the gateways did not start");
+    return [a, b];
+  };
+
+  test(`one per-key limit for both: ${LIMIT} requests in total, not ${2 * LIMIT}`, async () => {
+    const [a, b] = pair();
+    const statuses: number[] = [];
+    for (let i = 0; i < 2 * LIMIT; i++) {
+      const res = await retrieve(i % 2 === 0 ? a : b, LIMITED, `question ${i}`);
+      statuses.push(res.status);
+      if (res.status === 200) expect(res.headers.get("ratelimit-policy")).toBe(`"key";q=${LIMIT};w=60`);
+      else expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(statuses).toEqual([...Array(LIMIT).fill(200), ...Array(LIMIT).fill(429)]);
+  });
+
+  test("an entry filled by one process is a hit on the other (both ways)", async () => {
+    const [a, b] = pair();
+    const filled = await retrieve(a, ROOMY, "what coffee does Ana order?");
+    expect(filled.status).toBe(200);
+    expect(filled.body.metadata?.cache).toBe("miss");
+    expect(filled.body.memories?.length).toBeGreaterThan(0);
+    const other = await retrieve(b, ROOMY, "what coffee does Ana order?");
+    expect(other.body.metadata?.cache).toBe("hit");
+    expect(other.body.memories).toEqual(filled.body.memories);
+
+    expect((await retrieve(b, ROOMY, "where does Ana work?")).body.metadata?.cache).toBe("miss");
+    expect((await retrieve(a, ROOMY, "where does Ana work?")).body.metadata?.cache).toBe("hit");
+  });
+});

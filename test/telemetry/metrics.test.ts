@@ -1,0 +1,219 @@
+/**
+ * The metrics of CONTRACT §6 through the OpenTelemetry metrics API (read with an in-memory exporter), and
+ * `GET /metrics` as valid Prometheus text exposition with Prometheus-style names.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Attributes } from "@opentelemetry/api";
+import { DataPointType, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import request from "supertest";
+import { METRICS } from "../../src/telemetry/catalogue";
+import { type Harness, KEYS, makeHarness } from "../helpers/harness";
+import { makeCandidate } from "../helpers/items";
+import { parsePrometheusText } from "./prom-parse";
+import { installTelemetry, type TestTelemetry } from "./setup";
+
+const body = (patch: Record<string, unknown> = {}) => ({
+  userId: "u-123",
+  sessionId: "s-9",
+  query: "what do I usually order?",
+  useMemory: true,
+  ...patch,
+});
+
+const memories = [
+  makeCandidate({ id: "f1", content: "Ana orders an oat milk flat white.", score: 0.92 }),
+  makeCandidate({ id: "f2", content: "ana orders an oat milk flat white", score: 0.6 }),
+  makeCandidate({ id: "m1", content: "Make it decaf today, please.", score: 0.55, type: "message" }),
+];
+
+interface Point {
+  attributes: Attributes;
+  /** Counter/gauge value, or a histogram's count. */
+  value: number;
+  sum?: number;
+}
+
+function points(rm: ResourceMetrics, name: string): Point[] {
+  const metric = rm.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+  if (metric === undefined) throw new Error(`no metric ${name}`);
+  if (metric.dataPointType === DataPointType.HISTOGRAM) {
+    return metric.dataPoints.map((p) => ({
+      attributes: p.attributes,
+      value: p.value.count,
+      sum: p.value.sum,
+    }));
+  }
+  if (metric.dataPointType === DataPointType.EXPONENTIAL_HISTOGRAM)
+    throw new Error("unexpected histogram type");
+  return metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value }));
+}
+
+/** The sum of the values of the points whose attributes include `match`. */
+function total(rm: ResourceMetrics, name: string, match: Attributes = {}): number {
+  return points(rm, name)
+    .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
+    .reduce((s, p) => s + p.value, 0);
+}
+
+describe("metrics", () => {
+  let tel: TestTelemetry;
+  let h: Harness;
+
+  beforeAll(() => {
+    tel = installTelemetry();
+  });
+  afterAll(() => tel.close());
+  beforeEach(async () => {
+    h = await makeHarness({
+      env: { MEMGATE_KEY_RATE_LIMIT: "40/60" },
+      policies: {
+        tight: "name: tight\nversion: 1\nrateLimit: { perUser: { points: 1, durationSeconds: 60 } }\n",
+      },
+    });
+    h.zep.acme?.setUser("u-123", memories);
+  });
+  afterEach(() => h.close());
+
+  const post = (payload: object) =>
+    request(h.app).post("/v1/retrieve").set("x-api-key", KEYS.acmeChat).send(payload);
+
+  async function traffic(): Promise<void> {
+    await post(body()).expect(200); // miss: backend + pipeline (1 duplicate of 3)
+    await post(body()).expect(200); // hit
+    await post(body({ useMemory: false })).expect(200); // MEMORY_DISABLED → skip (bypass)
+    await post(body({ policy: "tight" })).expect(200); // miss
+    await post(body({ policy: "tight" })).expect(200); // RATE_LIMITED (user) → cache: served fresh (hit)
+    h.zep.acme?.fail("unavailable", { status: 503 });
+    await post(body({ query: "another question" })).expect(200); // ZEP_UNAVAILABLE → skip
+  }
+
+  test("retrieval, cache, fallback, backend, rate-limit and policy metrics, by low-cardinality labels", async () => {
+    const before = await tel.metrics();
+    const base = (name: string, match: Attributes = {}) => {
+      try {
+        return total(before, name, match);
+      } catch {
+        return 0;
+      }
+    };
+    const latencyBefore = base(METRICS.latency.otel);
+    await traffic();
+    const rm = await tel.metrics();
+
+    expect(total(rm, METRICS.latency.otel) - latencyBefore).toBe(6);
+    expect(
+      total(rm, METRICS.results.otel, { backend: "zep", policy: "default", outcome: "ok" }),
+    ).toBeGreaterThan(0);
+    const tokens = points(rm, METRICS.tokens.otel).find((p) => p.attributes.outcome === "ok");
+    expect(tokens?.sum).toBeGreaterThan(0);
+
+    const dedup = points(rm, METRICS.dedup.otel).find((p) => p.attributes.policy === "default");
+    expect(dedup?.value).toBeGreaterThanOrEqual(1);
+    expect((dedup?.sum ?? 0) / (dedup?.value ?? 1)).toBeCloseTo(1 / 3, 5);
+
+    expect(
+      total(rm, METRICS.cacheLookups.otel, { cache: "hit" }) -
+        base(METRICS.cacheLookups.otel, { cache: "hit" }),
+    ).toBe(2);
+    expect(
+      total(rm, METRICS.cacheLookups.otel, { cache: "miss" }) -
+        base(METRICS.cacheLookups.otel, { cache: "miss" }),
+    ).toBe(2);
+    const [rate] = points(rm, METRICS.cacheHitRate.otel);
+    expect(rate?.value).toBeGreaterThan(0);
+    expect(rate?.value).toBeLessThan(1);
+
+    const fallback = (code: string, action: string) =>
+      total(rm, METRICS.fallbacks.otel, { code, action }) - base(METRICS.fallbacks.otel, { code, action });
+    expect(fallback("MEMORY_DISABLED", "skip")).toBe(1);
+    expect(fallback("RATE_LIMITED", "cache")).toBe(1);
+    expect(fallback("ZEP_UNAVAILABLE", "skip")).toBe(1);
+
+    const backend = (outcome: string) =>
+      total(rm, METRICS.backendLatency.otel, { backend: "zep", operation: "search", outcome });
+    expect(backend("ok")).toBeGreaterThanOrEqual(2);
+    expect(
+      total(rm, METRICS.backendLatency.otel, { backend: "zep", outcome: "unavailable" }),
+    ).toBeGreaterThan(0);
+    expect(
+      total(rm, METRICS.rateLimited.otel, { scope: "user" }) -
+        base(METRICS.rateLimited.otel, { scope: "user" }),
+    ).toBe(1);
+    expect(total(rm, METRICS.policyReloads.otel, { type: "loaded" })).toBeGreaterThanOrEqual(3);
+  });
+
+  test("a rejected policy change and a caller over its key's rate are counted", async () => {
+    const before = await tel.metrics();
+    const rejectedBefore = (() => {
+      try {
+        return total(before, METRICS.policyRejections.otel);
+      } catch {
+        return 0;
+      }
+    })();
+    writeFileSync(
+      join(h.dir, "policies", "broken.yaml"),
+      "name: broken\nversion: 1\nretrieval: { topK: 99 }\n",
+    );
+    await h.services.policies.reload();
+    await h.close();
+    h = await makeHarness({ env: { MEMGATE_KEY_RATE_LIMIT: "1/60" } });
+    await post(body()).expect(200);
+    await post(body()).expect(429);
+    const rm = await tel.metrics();
+    expect(total(rm, METRICS.policyRejections.otel) - rejectedBefore).toBe(1);
+    expect(total(rm, METRICS.rateLimited.otel, { scope: "key" })).toBe(1);
+  });
+
+  test("GET /metrics is Prometheus text exposition with Prometheus-style names, without auth", async () => {
+    await traffic();
+    const res = await request(h.app).get("/metrics").expect(200);
+    expect(res.headers["content-type"]).toBe("text/plain; version=0.0.4; charset=utf-8");
+    const families = parsePrometheusText(res.text);
+    const expected: Array<[string, string]> = [
+      [METRICS.latency.prometheus, "histogram"],
+      [METRICS.results.prometheus, "histogram"],
+      [METRICS.tokens.prometheus, "histogram"],
+      [METRICS.dedup.prometheus, "histogram"],
+      [METRICS.cacheLookups.prometheus, "counter"],
+      [METRICS.cacheHitRate.prometheus, "gauge"],
+      [METRICS.fallbacks.prometheus, "counter"],
+      [METRICS.backendLatency.prometheus, "histogram"],
+      [METRICS.policyReloads.prometheus, "counter"],
+      [METRICS.rateLimited.prometheus, "counter"],
+    ];
+    for (const [name, type] of expected) {
+      expect({ name, type: families.get(name)?.type }).toEqual({ name, type });
+      expect(families.get(name)?.help).toBeTruthy();
+    }
+    const fallbacks = families.get(METRICS.fallbacks.prometheus)?.samples ?? [];
+    expect(fallbacks.some((s) => s.labels.code === "ZEP_UNAVAILABLE" && s.labels.action === "skip")).toBe(
+      true,
+    );
+    const latency = families.get(METRICS.latency.prometheus)?.samples ?? [];
+    expect(latency.some((s) => s.name.endsWith("_bucket") && s.labels.le === "+Inf")).toBe(true);
+    // Only memgate's catalogue names (and non-memgate instruments' own) — no raw dotted OTel names leak through.
+    for (const name of families.keys()) expect(name).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/);
+  });
+
+  test("the parser used above rejects malformed exposition (so the test above can fail)", () => {
+    expect(() => parsePrometheusText("# TYPE a counter\na 1\n")).toThrow(/_total/);
+    expect(() => parsePrometheusText('a{b="c} 1\n')).toThrow();
+    expect(() => parsePrometheusText("a 1\nb 2\na 3\n")).toThrow(/contiguous|duplicate/);
+    expect(() => parsePrometheusText("a one\n")).toThrow(/bad value/);
+    expect(() => parsePrometheusText("a 1")).toThrow(/newline/);
+    expect(() =>
+      parsePrometheusText(
+        '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',
+      ),
+    ).toThrow(/cumulative/);
+    expect(
+      parsePrometheusText('# HELP a x\n# TYPE a gauge\na{l="q\\"x"} 1.5e3\n').get("a")?.samples[0],
+    ).toEqual({
+      name: "a",
+      labels: { l: 'q"x' },
+      value: 1500,
+    });
+  });
+});
