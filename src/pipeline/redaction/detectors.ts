@@ -278,7 +278,7 @@ function validateIpv4(match: string, offset: number, text: string): boolean {
 /** The built-ins in the fixed order they run: addresses first (they contain digits), cards before phones. */
 export const BUILTIN_DETECTORS: readonly Detector[] = [
   { name: "email", engine: "re2", source: EMAIL, requires: "@", validate: validateEmail },
-  { name: "credit_card", engine: "js", source: "\\d[\\d -]*", validate: validateCard },
+  { name: "credit_card", engine: "js", source: "\\d[\\d -]{11,}", validate: validateCard },
   {
     name: "ssn",
     engine: "js",

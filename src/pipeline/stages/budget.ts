@@ -22,7 +22,11 @@ export function countTotalTokens(contents: readonly string[], tokenizer: Tokeniz
  * seed's could exceed the limit by one token and counted `remaining * 4` characters, splitting surrogate
  * pairs and grapheme clusters); tokens come from the policy's tokenizer; and inputs are never mutated.
  */
-export function budgetStage(items: WorkItem[], policy: Policy, ctx: StageContext): StageResult {
+export function budgetStage(
+  items: WorkItem[],
+  policy: Policy,
+  ctx: StageContext,
+): StageResult & { usedTokens: number } {
   const { maxTokens } = policy.retrieval;
   const { tokenizer } = ctx;
   const kept: WorkItem[] = [];
@@ -66,6 +70,8 @@ export function budgetStage(items: WorkItem[], policy: Policy, ctx: StageContext
 
   return {
     items: kept,
+    /** The sum of `tokenizer.count(content)` over `items`: `metadata.totalTokens`, not counted twice. */
+    usedTokens: used,
     trace: {
       stage: "token_budget",
       in: items.length,

@@ -11,9 +11,11 @@ export interface ClipResult {
 
 /**
  * Keeps the first `maxSentences` sentences of `text` (see `text/sentences.ts` for the boundaries).
- * Unchanged text is returned as is. Clipped text is the kept sentences joined by one space (by nothing where
- * the original had no whitespace between them, as in Chinese and Japanese), then seed 000's `...` appended,
- * unless the kept text already ends with `...` or `…` (no `......`). A limit below 1 is treated as 1.
+ * Unchanged text is returned as is. Clipped text is a verbatim slice of the input, from the first kept
+ * sentence's start to the last one's end, separators included, then seed 000's `...` appended unless the kept
+ * text already ends with `...` or `…` (no `......`). A slice, never a re-join: joining "415\n\n555-0132" with a
+ * space would assemble a phone number the redactor (which ran on the whole text) never saw.
+ * A limit below 1 is treated as 1.
  */
 export function clipContent(text: string, maxSentences: number): ClipResult {
   const max = Number.isFinite(maxSentences) ? Math.max(1, Math.floor(maxSentences)) : 1;
@@ -22,13 +24,8 @@ export function clipContent(text: string, maxSentences: number): ClipResult {
   if (spans.length < max || last === undefined || text.slice(last.end).trim() === "") {
     return { content: text, clipped: false };
   }
-  let content = "";
-  let prevEnd = -1;
-  for (const span of spans) {
-    if (prevEnd >= 0 && span.start > prevEnd) content += " ";
-    content += text.slice(span.start, span.end);
-    prevEnd = span.end;
-  }
+  const first = spans[0] ?? last;
+  let content = text.slice(first.start, last.end);
   if (!content.endsWith(CLIP_MARKER) && !content.endsWith("…")) content += CLIP_MARKER;
   return { content, clipped: true };
 }

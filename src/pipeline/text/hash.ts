@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * Leading and trailing punctuation and whitespace. Seed 000 used `[^\w]`, which in JavaScript is ASCII-only:
@@ -6,15 +6,30 @@ import { createHash } from "node:crypto";
  * dedup collapses them into one. Unicode punctuation (\p{P}) is what "boundary punctuation" means. Symbols
  * (\p{S}: emoji, currency) are kept, so "👍" and "❤️" stay distinct.
  */
-const BOUNDARY_PUNCT = /^[\p{P}\s]+|[\p{P}\s]+$/gu;
-const WHITESPACE = /\s+/g;
+const LEADING_PUNCT = /^[\p{P}\s]+/u;
+const PUNCT_OR_SPACE = /^[\p{P}\s]$/u;
+/** Runs of 2+ whitespace, or one whitespace that is not a plain space: text with single spaces matches nothing. */
+const WHITESPACE = /\s{2,}|[^\S ]/g;
+
+function stripBoundaryPunct(s: string): string {
+  const lead = LEADING_PUNCT.exec(s);
+  const start = lead === null ? 0 : lead[0].length;
+  let end = s.length;
+  while (end > start) {
+    const low = s.charCodeAt(end - 1);
+    const width = low >= 0xdc00 && low <= 0xdfff && end - 2 >= start ? 2 : 1;
+    if (!PUNCT_OR_SPACE.test(s.slice(end - width, end))) break;
+    end -= width;
+  }
+  return start === 0 && end === s.length ? s : s.slice(start, end);
+}
 
 /** Seed 000's normalization: lowercase, NFKC, collapse whitespace, trim, strip boundary punctuation. */
 export function normalizeForHash(text: string): string {
-  return text.toLowerCase().normalize("NFKC").replace(WHITESPACE, " ").trim().replace(BOUNDARY_PUNCT, "");
+  return stripBoundaryPunct(text.toLowerCase().normalize("NFKC").replace(WHITESPACE, " ").trim());
 }
 
 /** Seed 000's `normalizeAndHash`: first 16 hex characters of SHA-256 of the normalized text. */
 export function normalizeAndHash(text: string): string {
-  return createHash("sha256").update(normalizeForHash(text)).digest("hex").slice(0, 16);
+  return hash("sha256", normalizeForHash(text)).slice(0, 16);
 }
