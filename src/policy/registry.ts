@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isNode, LineCounter, parseDocument } from "yaml";
 import type { Logger } from "../logging/logger";
 import { sha256Hex } from "./canonical";
 import { type CompiledPolicy, compilePolicyText } from "./compile";

@@ -1,0 +1,19 @@
+/**
+ * Drop-in compatibility (CONTRACT §7): existing Zep and OpenMemory clients keep their SDKs and change only the
+ * base URL. Zep v3 lives under `/api/v2` (./zep), OpenMemory at the root (`/memory/*`, `/users/*`, `/health`,
+ * `/sectors`; ./openmemory). Neither touches `/v1/*`, `/healthz`, `/readyz` or `/metrics`.
+ * How a client adopts memgate: docs/adopting.md.
+ */
+import { Router } from "express";
+import type { CompatDeps } from "./deps";
+import { openMemoryRoutes } from "./openmemory/routes";
+import { zepRoutes } from "./zep/routes";
+
+export type { CompatDeps } from "./deps";
+
+export function compatRoutes(deps: CompatDeps): Router {
+  const router = Router();
+  router.use(zepRoutes(deps));
+  router.use(openMemoryRoutes(deps));
+  return router;
+}

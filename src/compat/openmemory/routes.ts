@@ -1,0 +1,183 @@
+/**
+ * The OpenMemory surface (CONTRACT §7): `new OpenMemory({ baseUrl: "http://<gateway>", apiKey: <memgate key> })`.
+ *
+ * | route                                        | scope      | tenant with `openmemory`   | tenant with only `local` |
+ * |----------------------------------------------|------------|----------------------------|--------------------------|
+ * | `POST /memory/query`                         | `retrieve` | upstream answer, shaped    | local search, shaped     |
+ * | `POST /memory/add`, `GET /memory/all`,       | `proxy`    | streamed to the upstream   | served by the local      |
+ * |   `GET`/`DELETE /memory/{id}`, `GET /health`, |            |   unchanged (../proxy.ts)  |   store (./local.ts)     |
+ * |   `GET`/`DELETE /users/{id}/memories`        |            |                            |                          |
+ * | any other `/memory/*`, `/users/*`, `/sectors` | `proxy`    | proxied                    | 404                      |
+ *
+ * Which backend answers: the tenant's `openmemory` backend when it has one, else its embedded `local` backend;
+ * a tenant with neither gets 403. Upstream calls carry the tenant's OpenMemory key (`x-api-key`), never the
+ * caller's memgate key. On `/memory/query` a failing upstream gives the policy's fallback (`{query, matches: []}`
+ * marked `x-memgate-fallback`), never a 5xx; OpenMemory's 400 for the caller's own request comes back unchanged.
+ * Answers of the local store use OpenMemory's formats, errors included (`{"err":"nf"}`, `invalid_input`).
+ */
+import { type Request, type Response, Router } from "express";
+import { z } from "zod";
+import { HttpProblem } from "../../http/errors";
+import { jsonBody } from "../../http/middleware";
+import { rateLimitKey } from "../../http/rate-limit";
+import type { FallbackCode } from "../../policy/schema";
+import { authenticate, principalOf, requireScope } from "../../tenants/auth";
+import type { CompatDeps } from "../deps";
+import { callSignal, markFallback, markPolicy, resolvePolicy } from "../policy";
+import { joinUrl, proxy } from "../proxy";
+import { passThrough } from "../upstream";
+import { type Answer, type LocalOpenMemory, localSurface } from "./local";
+import { parseQuery } from "./request";
+import { type ShapedQuery, shapeQuery } from "./shape";
+import { credentialOf, fetchSize, type OpenMemoryConfig, queryUpstream } from "./upstream";
+
+const OPENMEMORY_PATHS = ["/memory", "/users", "/health", "/sectors"];
+const BODY_LIMIT = "1mb";
+export const TAG_FALLBACK_HEADER = "x-memgate-tag-fallback";
+export const AS_OF_FALLBACK_HEADER = "x-memgate-as-of-fallback";
+
+type Target = { kind: "upstream"; om: OpenMemoryConfig } | { kind: "local"; surface: LocalOpenMemory };
+
+const addSchema = z.looseObject({
+  content: z.string({ error: "expected string" }).min(1).max(200_000),
+  tags: z.array(z.string()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  user_id: z.string().optional(),
+});
+
+function send(res: Response, answer: Answer): void {
+  res.status(answer.status).json(answer.body);
+}
+
+function pageOf(req: Request): { limit: number; offset: number } {
+  const int = (v: unknown, fallback: number, max: number) => {
+    const n = typeof v === "string" && /^\d+$/.test(v) ? Number(v) : fallback;
+    return Math.min(max, n);
+  };
+  return { limit: int(req.query.l, 100, 1000), offset: int(req.query.u, 0, Number.MAX_SAFE_INTEGER) };
+}
+
+export function openMemoryRoutes(deps: CompatDeps): Router {
+  const router = Router();
+  const auth = [authenticate(deps.tenants), rateLimitKey(deps.keyLimits)];
+
+  function targetOf(res: Response): Target {
+    const { tenant } = principalOf(res);
+    if (tenant.backends.openmemory !== undefined) return { kind: "upstream", om: tenant.backends.openmemory };
+    const local =
+      tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.backends.local.dataFile);
+    if (local !== undefined) return { kind: "local", surface: localSurface(local) };
+    throw new HttpProblem("FORBIDDEN", "this tenant has no OpenMemory or local backend");
+  }
+
+  function localOf(res: Response): LocalOpenMemory {
+    const target = targetOf(res);
+    if (target.kind !== "local") throw new HttpProblem("INTERNAL", "not a local target");
+    return target.surface;
+  }
+
+  router.post(
+    "/memory/query",
+    ...auth,
+    requireScope("retrieve"),
+    ...jsonBody(BODY_LIMIT),
+    async function openMemoryQuery(req, res) {
+      const principal = principalOf(res);
+      const target = targetOf(res);
+      const compiled = resolvePolicy(req, principal, deps.policies, deps.logger);
+      markPolicy(res, compiled);
+      const parsed = parseQuery(req.body);
+      if (!parsed.ok)
+        return send(res, { status: 400, body: { error: "invalid_input", details: parsed.details } });
+      const q = parsed.value;
+      const answerEmpty = (code: FallbackCode, detail: string) => {
+        deps.logger.warn(
+          { backend: target.kind, tenant: principal.tenant.id, code, detail },
+          "openmemory compat fallback",
+        );
+        markFallback(res, compiled, code);
+        res.json({ query: q.query, matches: [] });
+      };
+      const max = compiled.policy.retrieval.maxQueryChars;
+      if (q.query.length > max) return answerEmpty("INVALID_QUERY", `query longer than ${max} characters`);
+
+      let shaped: ShapedQuery;
+      if (target.kind === "local") {
+        try {
+          shaped = target.surface.query(q, compiled);
+        } catch (err) {
+          deps.logger.error({ err }, "local OpenMemory query failed");
+          return answerEmpty("LOCAL_UNAVAILABLE", "local search failed");
+        }
+      } else {
+        const k = fetchSize(q, compiled.policy.retrieval.overfetch);
+        const upstream = await queryUpstream(target.om, q, k, callSignal(res, compiled));
+        if (upstream.kind === "pass") return passThrough(res, upstream.answer);
+        if (upstream.kind === "fallback") return answerEmpty(upstream.code, upstream.detail);
+        try {
+          shaped = shapeQuery(upstream.matches, q, compiled, {
+            backend: "openmemory",
+            topK: q.k,
+            echo: upstream.echo,
+          });
+        } catch (err) {
+          deps.logger.error(
+            { err, policy: compiled.policy.name },
+            "policy pipeline failed (openmemory compat)",
+          );
+          return answerEmpty("POLICY_FAILED", "the policy failed");
+        }
+      }
+      if (shaped.tagFallback) res.setHeader(TAG_FALLBACK_HEADER, "true");
+      if (shaped.asOfFallback) res.setHeader(AS_OF_FALLBACK_HEADER, "true");
+      res.json(shaped.body);
+    },
+  );
+
+  router.use(OPENMEMORY_PATHS, ...auth, requireScope("proxy"), function openMemoryProxy(req, res, next) {
+    const target = targetOf(res);
+    if (target.kind === "local") return next();
+    proxy(req, res, next, {
+      url: joinUrl(target.om.baseUrl, req.originalUrl),
+      credential: credentialOf(target.om),
+      label: "OpenMemory",
+      logger: deps.logger,
+    });
+  });
+
+  // Reached only for a tenant served by its local store (the proxy above answers everyone else).
+  router.post("/memory/add", ...jsonBody(BODY_LIMIT), function localAdd(req, res) {
+    const surface = localOf(res);
+    const parsed = addSchema.safeParse(req.body);
+    if (!parsed.success) {
+      const details = parsed.error.issues.map(
+        (i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`,
+      );
+      return send(res, { status: 400, body: { error: "invalid_input", details } });
+    }
+    send(res, surface.add(parsed.data));
+  });
+  router.get("/memory/all", function localAll(req, res) {
+    const { limit, offset } = pageOf(req);
+    const sector =
+      typeof req.query.sector === "string" && req.query.sector !== "" ? req.query.sector : undefined;
+    send(res, localOf(res).all(limit, offset, sector));
+  });
+  router.get("/memory/:id", function localGet(req, res) {
+    send(res, localOf(res).get(String(req.params.id)));
+  });
+  router.delete("/memory/:id", function localDelete(req, res) {
+    send(res, localOf(res).delete(String(req.params.id)));
+  });
+  router.get("/users/:userId/memories", function localUserMemories(req, res) {
+    const { limit, offset } = pageOf(req);
+    send(res, localOf(res).userMemories(String(req.params.userId), limit, offset));
+  });
+  router.delete("/users/:userId/memories", function localDeleteUser(req, res) {
+    send(res, localOf(res).deleteUser(String(req.params.userId)));
+  });
+  router.get("/health", function localHealth(_req, res) {
+    send(res, localOf(res).health());
+  });
+  return router;
+}

@@ -1,0 +1,182 @@
+/**
+ * The transparent half of the drop-in compatibility (CONTRACT §7): a request the gateway does not shape goes to
+ * the tenant's own upstream unchanged, and the upstream's answer comes back unchanged.
+ *
+ * - Credentials: the caller's memgate key (`Authorization`, `x-api-key`) never leaves the gateway; the tenant's
+ *   own upstream credential is set instead. Cookies, `x-memgate-*` headers, `Host`, `Expect` and the hop-by-hop
+ *   headers (RFC 9110 §7.6.1, plus any named in `Connection`) are dropped; everything else is forwarded.
+ * - Bodies are streamed both ways (node:http/https, no buffering, no size limit of the gateway's own): request
+ *   bytes are piped to the upstream as they arrive, response bytes (still compressed, if they were) to the caller.
+ * - Status codes, content type and error bodies are passed through as they are, 4xx and 5xx included: a caller
+ *   of a transparent route expects the upstream's own answer, not a memgate fallback.
+ * - Redirects are not followed (a 3xx is passed through like any other answer).
+ * - The gateway answers for itself only when no upstream answer exists: 502 problem+json (`UPSTREAM_UNREACHABLE`)
+ *   when the upstream cannot be reached, 504 (`UPSTREAM_TIMEOUT`) after `timeoutMs` (default 30 s) without any
+ *   upstream activity. An upstream that fails after its answer started is cut off (the caller sees a reset).
+ *   This differs on purpose from the shaped routes, where a failing backend yields the policy's fallback.
+ * - Paths with `.` or `..` segments (also percent-encoded) or backslashes are refused (400): they could
+ *   otherwise step out of the upstream's base path (e.g. out of `/api/v2`).
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { pipeline } from "node:stream";
+import type { NextFunction, Request, Response } from "express";
+import { HttpProblem } from "../http/errors";
+import type { Logger } from "../logging/logger";
+
+export const DEFAULT_PROXY_TIMEOUT_MS = 30_000;
+
+export interface ProxyTarget {
+  /** The upstream URL for this request (path and query string included). */
+  url: URL;
+  /** Headers that carry the tenant's credential, e.g. `{ authorization: "Api-Key …" }`. */
+  credential: Record<string, string>;
+  /** For messages and logs: "Zep", "OpenMemory". */
+  label: string;
+  timeoutMs?: number;
+  logger: Logger;
+}
+
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+/** Request headers never forwarded besides the hop-by-hop ones. */
+const NOT_FORWARDED: ReadonlySet<string> = new Set([
+  "host",
+  "authorization",
+  "x-api-key",
+  "cookie",
+  "expect",
+]);
+/** Response headers the gateway keeps its own values of. */
+const NOT_RETURNED: ReadonlySet<string> = new Set(["x-request-id"]);
+
+function connectionListed(headers: IncomingHttpHeaders): Set<string> {
+  const value = headers.connection;
+  const listed = Array.isArray(value) ? value.join(",") : (value ?? "");
+  return new Set(
+    listed
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== ""),
+  );
+}
+
+/** The headers sent upstream: the caller's, minus credentials and hop-by-hop ones, plus the tenant's credential. */
+export function forwardHeaders(
+  incoming: IncomingHttpHeaders,
+  credential: Record<string, string>,
+): OutgoingHttpHeaders {
+  const listed = connectionListed(incoming);
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    const lower = name.toLowerCase();
+    if (value === undefined || HOP_BY_HOP.has(lower) || NOT_FORWARDED.has(lower) || listed.has(lower))
+      continue;
+    if (lower.startsWith("x-memgate-")) continue;
+    out[lower] = value;
+  }
+  for (const [name, value] of Object.entries(credential)) out[name.toLowerCase()] = value;
+  return out;
+}
+
+/** The headers returned to the caller: the upstream's, minus hop-by-hop ones. */
+export function returnHeaders(incoming: IncomingHttpHeaders): Array<[string, string | string[]]> {
+  const listed = connectionListed(incoming);
+  const out: Array<[string, string | string[]]> = [];
+  for (const [name, value] of Object.entries(incoming)) {
+    const lower = name.toLowerCase();
+    if (value === undefined || HOP_BY_HOP.has(lower) || NOT_RETURNED.has(lower) || listed.has(lower))
+      continue;
+    out.push([lower, value]);
+  }
+  return out;
+}
+
+/** Throws a 400 when the path (before `?`) has a dot segment or a backslash, raw or percent-encoded. */
+export function assertSafePath(pathAndQuery: string): void {
+  const path = pathAndQuery.split("?", 1)[0] ?? "";
+  for (const segment of path.split("/")) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw new HttpProblem("VALIDATION_FAILED", "path: malformed percent-encoding");
+    }
+    if (decoded === "." || decoded === ".." || decoded.includes("\\")) {
+      throw new HttpProblem("VALIDATION_FAILED", "path: dot segments and backslashes are not allowed");
+    }
+  }
+}
+
+/** `base` (no trailing slash kept) + `pathAndQuery` (starting with "/"), after `assertSafePath`. */
+export function joinUrl(base: string, pathAndQuery: string): URL {
+  assertSafePath(pathAndQuery);
+  return new URL(`${base.replace(/\/+$/, "")}${pathAndQuery}`);
+}
+
+class ProxyTimeout extends Error {
+  constructor() {
+    super("upstream timeout");
+    this.name = "ProxyTimeout";
+  }
+}
+
+/** Forwards `req` to `target` and streams the answer to `res` (see the top of this file). */
+export function proxy(req: Request, res: Response, next: NextFunction, target: ProxyTarget): void {
+  const send = target.url.protocol === "https:" ? httpsRequest : httpRequest;
+  const timeoutMs = target.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
+  const upstream = send(target.url, {
+    method: req.method,
+    headers: forwardHeaders(req.headers, target.credential),
+  });
+  let answered = false;
+  upstream.setTimeout(timeoutMs, () => upstream.destroy(new ProxyTimeout()));
+  // The request reports socket errors while it owns the socket; one arriving after that (the request already
+  // failed or finished) must not become an unhandled 'error' event that takes the process down.
+  upstream.on("socket", (socket) => socket.on("error", () => undefined));
+
+  upstream.on("response", (answer) => {
+    answered = true;
+    res.status(answer.statusCode ?? 502);
+    for (const [name, value] of returnHeaders(answer.headers)) res.setHeader(name, value);
+    pipeline(answer, res, (err) => {
+      if (err) {
+        target.logger.warn({ upstream: target.label, error: err.name }, "proxied answer cut off");
+        upstream.destroy();
+      }
+    });
+  });
+
+  upstream.on("error", (err) => {
+    if (answered || res.headersSent || res.destroyed) {
+      res.destroy();
+      return;
+    }
+    const timedOut = err instanceof ProxyTimeout;
+    target.logger.warn(
+      { upstream: target.label, reason: timedOut ? "timeout" : "unreachable", error: err.name },
+      "proxied request failed",
+    );
+    req.unpipe(upstream);
+    req.resume();
+    next(
+      timedOut
+        ? new HttpProblem("UPSTREAM_TIMEOUT", `${target.label} did not answer within ${timeoutMs / 1000} s`)
+        : new HttpProblem("UPSTREAM_UNREACHABLE", `${target.label} could not be reached`),
+    );
+  });
+
+  res.on("close", () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
+  req.pipe(upstream);
+}

@@ -1,0 +1,144 @@
+/**
+ * The Zep surface below the SDK: what the transparent proxy forwards and returns, what the shaped routes
+ * answer when Zep fails or refuses, and which policy applies (`x-memgate-policy`).
+ */
+import { createServer } from "node:net";
+import nock from "nock";
+import request from "supertest";
+import {
+  createZepNockUpstream,
+  ZEP_FAKE_API_KEY,
+  ZEP_FAKE_BASE_URL,
+  type ZepNockUpstream,
+} from "../backends/fakes/zep-nock";
+import { type Gateway, KEYS, startGateway } from "./gateway";
+
+const FACT = {
+  id: "f1",
+  content: "Ana's card is 4111 1111 1111 1111. She likes tea. She lives in Porto. She has a cat.",
+  type: "fact" as const,
+  timestamp: "2026-03-01T09:00:00.000Z",
+  sessionId: "s-1",
+};
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+describe("Zep surface: proxy and shaped-route edges", () => {
+  let zep: ZepNockUpstream;
+  let gw: Gateway;
+  let batch: { headers: Record<string, string | string[] | undefined>; length: number } | undefined;
+
+  beforeEach(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
+    zep = await createZepNockUpstream();
+    await zep.seed("ana", [FACT]);
+    batch = undefined;
+    nock(new URL(ZEP_FAKE_BASE_URL).origin)
+      .post("/api/v2/graph/add-batch")
+      .reply(function (_uri, body) {
+        batch = { headers: { ...this.req.headers }, length: JSON.stringify(body).length };
+        return [
+          202,
+          JSON.stringify({ task_id: "task-1" }),
+          { "Content-Type": "application/json", "X-Zep-Trace": "z1" },
+        ];
+      });
+    gw = await startGateway({
+      env: { T_ZEP_KEY: ZEP_FAKE_API_KEY },
+      backends: `      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "${ZEP_FAKE_BASE_URL}" }`,
+    });
+  });
+
+  afterEach(async () => {
+    await gw.close();
+    await zep.close();
+    nock.abortPendingRequests();
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  const app = () => request(gw.h.app);
+
+  test("a 1 MB body is streamed through (no 64 KiB limit), credentials and memgate headers stripped", async () => {
+    const episodes = Array.from({ length: 2000 }, (_, i) => ({
+      data: `${"x".repeat(500)}${i}`,
+      type: "text",
+    }));
+    const res = await app()
+      .post("/api/v2/graph/add-batch")
+      .set("authorization", `Api-Key ${KEYS.app}`)
+      .set("cookie", "session=secret")
+      .set("x-memgate-policy", "fast")
+      .set("x-client-trace", "c1")
+      .send({ graph_id: "g", episodes })
+      .expect(202);
+    expect(res.body).toEqual({ task_id: "task-1" });
+    expect(res.headers["x-zep-trace"]).toBe("z1");
+    expect(batch?.length).toBeGreaterThan(1_000_000);
+    expect(batch?.headers.authorization).toBe(`Api-Key ${ZEP_FAKE_API_KEY}`);
+    expect(batch?.headers["x-client-trace"]).toBe("c1");
+    for (const stripped of ["cookie", "x-api-key", "x-memgate-policy"])
+      expect(batch?.headers[stripped]).toBeUndefined();
+  });
+
+  test("upstream 429 passes through with its own content type, body and retry headers", async () => {
+    zep.fail("rate_limited");
+    const res = await app().get("/api/v2/users/ana").set("x-api-key", KEYS.app).expect(429);
+    expect(res.headers["content-type"]).toContain("text/plain");
+    expect(res.headers["retry-after"]).toBe("60");
+    expect(res.text).toBe("Rate limit exceeded for FREE plan");
+  });
+
+  test("an upstream that cannot be reached is a 502 problem on a proxied route", async () => {
+    await gw.close();
+    gw = await startGateway({
+      env: { T_ZEP_KEY: ZEP_FAKE_API_KEY },
+      backends: `      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "http://127.0.0.1:${await closedPort()}/api/v2" }`,
+    });
+    const res = await app().get("/api/v2/users/ana").set("x-api-key", KEYS.app).expect(502);
+    expect(res.headers["content-type"]).toContain("application/problem+json");
+    expect(res.body).toMatchObject({ code: "UPSTREAM_UNREACHABLE", status: 502 });
+  });
+
+  test("dot segments cannot step out of /api/v2", async () => {
+    await app().get("/api/v2/users/%2e%2e/%2e%2e/admin").set("x-api-key", KEYS.app).expect(400);
+    expect(zep.requests).toHaveLength(0);
+  });
+
+  test("graph.search fallbacks: 5xx → skip, unknown user → empty; the caller's own 400 passes through", async () => {
+    const search = (body: object) => app().post("/api/v2/graph/search").set("x-api-key", KEYS.app).send(body);
+    const missing = await search({ user_id: "nobody", query: "tea", scope: "nodes" }).expect(200);
+    expect(missing.body).toEqual({ nodes: [] });
+    expect(missing.headers["x-memgate-fallback"]).toBe("COLLECTION_NOT_FOUND; action=empty");
+    const bad = await search({ user_id: "ana", query: "tea", limit: 100 }).expect(400);
+    expect(bad.body).toEqual({ message: "limit must be between 1 and 50" });
+    zep.fail("server_error");
+    const down = await search({ user_id: "ana", query: "tea" }).expect(200);
+    expect(down.body).toEqual({ edges: [] });
+    expect(down.headers["x-memgate-fallback"]).toBe("ZEP_UNAVAILABLE; action=skip");
+  });
+
+  test("x-memgate-policy selects another allowed policy; unknown names are refused", async () => {
+    const search = (policy?: string) => {
+      const r = app().post("/api/v2/graph/search").set("x-api-key", KEYS.app);
+      if (policy !== undefined) r.set("x-memgate-policy", policy);
+      return r.send({ user_id: "ana", query: "tea card", reranker: "cross_encoder" });
+    };
+    const shaped = await search().expect(200);
+    expect(shaped.headers["x-memgate-policy"]).toBe("compat@1");
+    expect(shaped.body.edges[0].fact).toBe("Ana's card is [REDACTED]. She likes tea...."); // clipped to 2
+    const fast = await search("fast").expect(200);
+    expect(fast.headers["x-memgate-policy"]).toBe("fast@1");
+    expect(fast.body.edges[0].fact).toContain("4111"); // `fast` does not redact
+    await search("no-such-policy").expect(400);
+  });
+});

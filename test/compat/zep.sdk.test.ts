@@ -1,0 +1,215 @@
+/**
+ * Drop-in Zep compatibility driven by the real `@getzep/zep-cloud` SDK: `ZepClient` with `baseUrl` pointed at
+ * the gateway (in-process, ephemeral port); upstream Zep faked with nock (only 127.0.0.1 may be reached).
+ */
+import { Zep, ZepClient, ZepError } from "@getzep/zep-cloud";
+import nock from "nock";
+import type { SeedMemory } from "../backends/contract";
+import {
+  createZepNockUpstream,
+  ZEP_FAKE_API_KEY,
+  ZEP_FAKE_BASE_URL,
+  type ZepNockUpstream,
+} from "../backends/fakes/zep-nock";
+import { approxTokens, type Gateway, KEYS, startGateway } from "./gateway";
+
+const CARD = "4111 1111 1111 1111";
+const once = { maxRetries: 0 };
+
+const ANA: SeedMemory[] = [
+  {
+    id: "e1",
+    content: `Ana pays for her coffee with card ${CARD}. She orders an oat milk flat white.`,
+    type: "fact",
+    timestamp: "2026-03-01T09:00:00.000Z",
+    sessionId: "s-1",
+  },
+  {
+    id: "e2",
+    content: `ana pays for her coffee with card ${CARD}.  she orders an oat milk flat white`,
+    type: "fact",
+    timestamp: "2026-03-02T09:00:00.000Z",
+    sessionId: "s-1",
+  },
+  {
+    id: "e3",
+    content: "Ana's favourite coffee shop is Blue Bottle on Main Street.",
+    type: "fact",
+    timestamp: "2026-03-03T09:00:00.000Z",
+    sessionId: "s-2",
+  },
+];
+
+/** Long one-sentence facts: clipping keeps them whole, so only the budget can cut them. */
+const BOB: SeedMemory[] = ["alpha", "bravo", "charlie", "delta", "echo"].map((w, i) => ({
+  id: `b${i}`,
+  content: `Bob ${w} remembers that the coffee ${"very ".repeat(30)}good at the ${w} cafe`,
+  type: "fact",
+  timestamp: `2026-03-0${i + 1}T09:00:00.000Z`,
+  sessionId: "s-b",
+}));
+
+interface Recorded {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+describe("Zep SDK through the gateway", () => {
+  let zep: ZepNockUpstream;
+  let gw: Gateway;
+  let extra: Recorded[];
+  const client = (apiKey: string = KEYS.app) => new ZepClient({ apiKey, baseUrl: `${gw.origin}/api/v2` });
+
+  beforeEach(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
+    zep = await createZepNockUpstream();
+    await zep.seed("ana", ANA);
+    await zep.seed("bob", BOB);
+    extra = [];
+    const base = new URL(ZEP_FAKE_BASE_URL);
+    const record = (method: string) =>
+      function (this: nock.ReplyFnContext, uri: string, body: unknown) {
+        extra.push({ method, path: uri, headers: { ...this.req.headers }, body });
+      };
+    nock(base.origin)
+      .persist()
+      .post("/api/v2/threads/t-1/messages")
+      .reply(function (uri, body) {
+        record("POST").call(this, uri, body);
+        return [200, JSON.stringify({ message_uuids: ["m-1"] }), { "Content-Type": "application/json" }];
+      })
+      .get("/api/v2/threads/t-1/context")
+      .reply(function (uri, body) {
+        record("GET").call(this, uri, body);
+        const context = `FACTS: Ana's card is ${CARD}. ${"She likes long walks on the beach. ".repeat(30)}`;
+        return [200, JSON.stringify({ context }), { "Content-Type": "application/json" }];
+      });
+    gw = await startGateway({
+      env: { T_ZEP_KEY: ZEP_FAKE_API_KEY },
+      backends: `      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "${ZEP_FAKE_BASE_URL}" }`,
+    });
+  });
+
+  afterEach(async () => {
+    await gw.close();
+    await zep.close();
+    nock.abortPendingRequests();
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  test("graph.search: Zep's shape, duplicate fact removed, card redacted, scores normalized", async () => {
+    const res = await client().graph.search(
+      { userId: "ana", query: "coffee card", scope: "edges", limit: 5, reranker: "cross_encoder" },
+      once,
+    );
+    const edges = res.edges ?? [];
+    const ids = edges.map((e) => e.uuid);
+    expect(ids).toContain("e3");
+    expect(ids.filter((id) => id === "e1" || id === "e2")).toHaveLength(1);
+    expect(JSON.stringify(res)).not.toContain(CARD);
+    expect(edges.some((e) => e.fact.includes("[REDACTED]"))).toBe(true);
+    for (const e of edges) {
+      // Zep's own fields survive; only fact and score are the policy's.
+      expect(e.name).toBe("RELATES_TO");
+      expect(e.sourceNodeUuid).toBe(`${e.uuid}-source`);
+      expect(e.createdAt).toBeDefined();
+      expect(e.score).toBeGreaterThanOrEqual(0);
+      expect(e.score).toBeLessThanOrEqual(1);
+    }
+    const [sent] = zep.requestsTo("/graph/search");
+    // limit 5 became the policy's topK; Zep was asked for 5 × overfetch 2.
+    expect(sent?.body).toMatchObject({ user_id: "ana", query: "coffee card", scope: "edges", limit: 10 });
+  });
+
+  test("graph.search: the request's limit is the topK, beyond the policy files' 1–20 range", async () => {
+    const res = await client().graph.search({ userId: "ana", query: "coffee", limit: 1 }, once);
+    expect(res.edges).toHaveLength(1);
+    await client().graph.search({ userId: "ana", query: "coffee", limit: 40 }, once);
+    expect(zep.requestsTo("/graph/search")[1]?.body).toMatchObject({ limit: 50 });
+  });
+
+  test("graph.search: the token budget holds over every returned fact", async () => {
+    const res = await client().graph.search({ userId: "bob", query: "coffee cafe", limit: 20 }, once);
+    const facts = (res.edges ?? []).map((e) => e.fact);
+    expect(facts.length).toBeGreaterThan(0);
+    expect(facts.length).toBeLessThan(BOB.length);
+    expect(approxTokens(facts)).toBeLessThanOrEqual(100);
+    expect(facts.at(-1)?.endsWith("...")).toBe(true);
+  });
+
+  test("thread.getUserContext: the context string is redacted and held to the budget", async () => {
+    const res = await client().thread.getUserContext("t-1", undefined, once);
+    const context = res.context ?? "";
+    expect(context).toContain("[REDACTED]");
+    expect(context).not.toContain(CARD);
+    expect(approxTokens([context])).toBeLessThanOrEqual(100);
+    expect(context.endsWith("...")).toBe(true);
+    expect(extra.find((r) => r.method === "GET")?.headers.authorization).toBe(`Api-Key ${ZEP_FAKE_API_KEY}`);
+  });
+
+  test("thread.addMessages is proxied unchanged with the tenant's Zep key", async () => {
+    const res = await client().thread.addMessages(
+      "t-1",
+      { messages: [{ role: "user", name: "Ana", content: "I moved to Lisbon." }] },
+      once,
+    );
+    expect(res.messageUuids).toEqual(["m-1"]);
+    const [sent] = extra.filter((r) => r.method === "POST");
+    expect(sent?.body).toEqual({ messages: [{ role: "user", name: "Ana", content: "I moved to Lisbon." }] });
+    expect(sent?.headers.authorization).toBe(`Api-Key ${ZEP_FAKE_API_KEY}`);
+    expect(sent?.headers["content-type"]).toBe("application/json");
+  });
+
+  test("user.get of an unknown user: Zep's 404 reaches the SDK as NotFoundError", async () => {
+    const err = await client()
+      .user.get("nobody", once)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Zep.NotFoundError);
+    expect((err as ZepError).statusCode).toBe(404);
+    expect((err as ZepError).body).toEqual({ message: "user not found" });
+    const found = await client().user.get("ana", once);
+    expect(found.userId).toBe("ana");
+  });
+
+  test("upstream 500: passed through on a proxied call, an empty result (not a 5xx) on graph.search", async () => {
+    zep.fail("server_error");
+    const err = await client()
+      .user.get("ana", once)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ZepError);
+    expect((err as ZepError).statusCode).toBe(500);
+    const res = await client().graph.search({ userId: "ana", query: "coffee" }, once);
+    expect(res.edges).toEqual([]);
+  });
+
+  test("scopes: without `proxy` a proxied call is 403; without `retrieve` graph.search is 403", async () => {
+    const noProxy = await client(KEYS.reader)
+      .user.get("ana", once)
+      .catch((e: unknown) => e);
+    expect((noProxy as ZepError).statusCode).toBe(403);
+    const noRetrieve = await client(KEYS.writer)
+      .graph.search({ userId: "ana", query: "coffee" }, once)
+      .catch((e: unknown) => e);
+    expect((noRetrieve as ZepError).statusCode).toBe(403);
+    expect(await client(KEYS.writer).user.get("ana", once)).toMatchObject({ userId: "ana" });
+  });
+
+  test("the caller's memgate key never reaches Zep: every upstream request carries the tenant's key", async () => {
+    const c = client();
+    await c.graph.search({ userId: "ana", query: "coffee" }, once);
+    await c.user.get("ana", once);
+    await c.thread.addMessages("t-1", { messages: [{ role: "user", content: "hi" }] }, once);
+    await c.thread.getUserContext("t-1", undefined, once);
+    const all = [...zep.requests.map((r) => r.headers), ...extra.map((r) => r.headers)];
+    expect(all.length).toBe(4);
+    for (const headers of all) {
+      expect(headers.authorization).toBe(`Api-Key ${ZEP_FAKE_API_KEY}`);
+      expect(headers["x-api-key"]).toBeUndefined();
+      expect(JSON.stringify(headers)).not.toContain(KEYS.app);
+    }
+  });
+});
