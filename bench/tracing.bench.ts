@@ -2,20 +2,21 @@
  * Tracing overhead: the gateway answering `POST /v1/retrieve` end to end over HTTP, with and without the
  * OpenTelemetry SDK. Issue goal: tracing adds at most 10 % to the p50 latency.
  *
- *   npx tsx bench/tracing.bench.ts [--quick]        (or: npx tsx bench/index.ts tracing)
+ *   npx tsx bench/tracing.bench.ts [--quick] [--backend-ms=N]      (or: npx tsx bench/index.ts tracing)
  *
  * Each configuration runs in its own server process (the instrumentations patch http/express at load time, so
- * they cannot be switched in one process); this process is the client: one keep-alive connection, one request
- * at a time, a different query each time (every request is a cache miss: backend call + all policy stages).
+ * they cannot be switched in one process):
  *   none    no SDK at all (the baseline)
  *   sdk     the SDK as `memgate serve` starts it with no OTEL_* variable: instrumentations, propagation,
  *           Prometheus metrics, no span exporter (spans are not recorded)
  *   traced  the same plus every span recorded and batched to an exporter that drops them (OTLP's cost on the
- *           wire is the collector's, not the request's: the batch processor exports off the request path)
- * The backend is in-process and instant (16 candidates of ~500 chars, 1 in 8 near-duplicates), which makes the
- * gateway's own time the whole denominator: the worst case for a relative overhead. The three servers run
- * side by side and requests alternate between them (rotating who goes first), so drift on a shared machine
- * hits all of them alike.
+ *           wire is the collector's: the batch processor exports off the request path)
+ * This process is the client: one keep-alive connection per server, one request at a time, requests alternating
+ * between the three servers (rotating who goes first) so drift on a shared machine hits all alike, and a new
+ * query each time (every request is a cache miss: backend call + every policy stage). The backend is in-process
+ * (16 candidates of ~500 chars, 1 in 8 near-duplicates) and instant unless `--backend-ms` adds a delay: the
+ * gateway's own time is then the whole denominator, the worst case for a relative overhead.
+ * Besides latency it reports each server's CPU time per request, which a busy machine disturbs far less.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -28,13 +29,16 @@ import { heading, hostInfo, int, ms, summarize, table } from "./lib/stats";
 type Mode = "none" | "sdk" | "traced";
 const MODES: readonly Mode[] = ["none", "sdk", "traced"];
 const QUICK = process.argv.includes("--quick");
-const ROUNDS = QUICK ? 1 : 4;
-const WARMUP = QUICK ? 150 : 400;
-const SAMPLES = QUICK ? 400 : 1000;
+const WARMUP = QUICK ? 150 : 500;
+const SAMPLES = QUICK ? 400 : 4000;
+const BACKEND_MS = Number(process.argv.find((a) => a.startsWith("--backend-ms="))?.split("=")[1] ?? 0);
+
+type ToChild = "cpu" | "stop";
+type FromChild = { url: string } | { cpuUs: number } | { spans: number };
 
 // ---- the server (child process) -----------------------------------------------------------------------
 
-async function serveChild(mode: Mode): Promise<void> {
+async function serveChild(mode: Mode, backendMs: number): Promise<void> {
   let exportedSpans = 0;
   if (mode !== "none") {
     const { startTelemetry } = require("../src/telemetry/sdk") as typeof import("../src/telemetry/sdk");
@@ -49,7 +53,7 @@ async function serveChild(mode: Mode): Promise<void> {
     };
     startTelemetry(mode === "traced" ? { spanProcessors: [new BatchSpanProcessor(dropAll)] } : {});
   }
-  // Loaded only now, after the SDK: that is what bin/memgate.js does for `serve`.
+  // Loaded only now, after the SDK, as bin/memgate.js does for `serve`.
   const pino = require("pino") as typeof import("pino");
   const { createLogger } = require("../src/logging/logger") as typeof import("../src/logging/logger");
   const { startServer } = require("../src/server/serve") as typeof import("../src/server/serve");
@@ -65,7 +69,10 @@ async function serveChild(mode: Mode): Promise<void> {
   const candidates = makeCandidates({ count: 16, chars: 500, seed: 7 });
   const fake = (name: "local" | "zep" | "openmemory") => ({
     name,
-    search: async (req: { limit: number }) => candidates.slice(0, req.limit),
+    search: async (req: { limit: number }) => {
+      if (backendMs > 0) await new Promise((r) => setTimeout(r, backendMs));
+      return candidates.slice(0, req.limit);
+    },
     userExists: async () => true,
     ping: async () => undefined,
   });
@@ -83,52 +90,59 @@ async function serveChild(mode: Mode): Promise<void> {
       factories: { local: () => fake("local"), zep: () => fake("zep"), openmemory: () => fake("openmemory") },
     },
   );
-  process.stdout.write(`${JSON.stringify({ url: running.url })}\n`);
-  process.once("SIGTERM", () => {
+  const send = (m: FromChild) => process.send?.(m);
+  send({ url: running.url });
+  process.on("message", (m: ToChild) => {
+    if (m === "cpu") {
+      const { user, system } = process.cpuUsage();
+      send({ cpuUs: user + system });
+      return;
+    }
     void (async () => {
       await running.stop();
       await shutdownTelemetry();
-      process.stdout.write(`${JSON.stringify({ spans: exportedSpans })}\n`);
-      process.exit(0);
+      send({ spans: exportedSpans });
+      process.disconnect();
     })();
   });
 }
 
 // ---- the client (this process) ------------------------------------------------------------------------
 
-function startChild(mode: Mode): { child: ChildProcess; url: Promise<string>; spans: Promise<number> } {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "" };
-  const child = spawn(process.execPath, [...process.execArgv, __filename, `--serve=${mode}`], {
-    env,
-    stdio: ["ignore", "pipe", "inherit"],
+interface Server {
+  mode: Mode;
+  child: ChildProcess;
+  agent: Agent;
+  /** The next message from the child that has `key`. */
+  next<K extends "url" | "cpuUs" | "spans">(key: K): Promise<number | string>;
+}
+
+function startServerProcess(mode: Mode): Server {
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, __filename, `--serve=${mode}`, `--backend-ms=${BACKEND_MS}`],
+    { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "ignore", "inherit", "ipc"] },
+  );
+  const waiting: Array<{ key: string; resolve: (v: number | string) => void }> = [];
+  child.on("message", (m: Record<string, number | string>) => {
+    const i = waiting.findIndex((w) => w.key in m);
+    const w = waiting[i];
+    if (w === undefined) return;
+    waiting.splice(i, 1);
+    w.resolve(m[w.key] ?? "");
   });
-  let out = "";
-  const lines: Array<(o: Record<string, unknown>) => void> = [];
-  child.stdout?.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
-    let nl = out.indexOf("\n");
-    while (nl !== -1) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      try {
-        const parsed = JSON.parse(line) as Record<string, unknown>;
-        for (const l of lines) l(parsed);
-      } catch {
-        // not ours
-      }
-      nl = out.indexOf("\n");
-    }
-  });
-  const field = <T>(name: string) =>
-    new Promise<T>((resolve, reject) => {
-      lines.push((o) => {
-        if (name in o) resolve(o[name] as T);
-      });
-      child.once("exit", (code) =>
-        reject(new Error(`${mode} server exited (${code}) before reporting ${name}`)),
-      );
-    });
-  return { child, url: field<string>("url"), spans: field<number>("spans") };
+  return {
+    mode,
+    child,
+    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
+    next: (key) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ key, resolve });
+        child.once("exit", (code) =>
+          reject(new Error(`${mode} server exited (${code}) before sending ${key}`)),
+        );
+      }),
+  };
 }
 
 function post(url: string, agent: Agent, body: string): Promise<void> {
@@ -147,82 +161,94 @@ function post(url: string, agent: Agent, body: string): Promise<void> {
   });
 }
 
-/** One running server per configuration; requests alternate between them, so load drift hits all alike. */
-async function measureInterleaved(): Promise<Map<Mode, { samples: number[]; spans: number }>> {
-  const servers = MODES.map((mode) => ({
-    mode,
-    ...startChild(mode),
-    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
-  }));
-  const urls = await Promise.all(servers.map((s) => s.url));
+interface Measured {
+  samples: number[];
+  cpuUsPerRequest: number;
+  spansPerRequest: number;
+}
+
+async function measure(): Promise<Map<Mode, Measured>> {
+  const servers = MODES.map(startServerProcess);
+  const urls = (await Promise.all(servers.map((s) => s.next("url")))).map(String);
   let q = 0;
-  const ask = (i: number) =>
-    post(
-      urls[i] ?? "",
-      servers[i]?.agent ?? new Agent(),
-      JSON.stringify({
-        userId: "bench-user",
-        sessionId: "s-1",
-        query: `what did I order, ${q++}?`,
-        useMemory: true,
+  const ask = (i: number) => {
+    const query = `what did I order, ${q++}?`;
+    const body = JSON.stringify({ userId: "bench-user", sessionId: "s-1", query, useMemory: true });
+    return post(urls[i] ?? "", servers[i]?.agent ?? new Agent(), body);
+  };
+  const samples = servers.map((): number[] => []);
+  const cpu = async () =>
+    Promise.all(
+      servers.map(async (s) => {
+        s.child.send("cpu");
+        return Number(await s.next("cpuUs"));
       }),
     );
-  const samples = new Map<Mode, number[]>(MODES.map((m) => [m, []]));
-  const total = ROUNDS * SAMPLES;
-  for (let n = 0; n < WARMUP + total; n++) {
-    // Rotate which configuration goes first, so none always follows the same one.
+  let cpuBefore: number[] = [];
+  for (let n = 0; n < WARMUP + SAMPLES; n++) {
+    if (n === WARMUP) cpuBefore = await cpu();
     for (let k = 0; k < servers.length; k++) {
       const i = (n + k) % servers.length;
       const started = process.hrtime.bigint();
       await ask(i);
-      const ns = Number(process.hrtime.bigint() - started);
-      if (n >= WARMUP) samples.get(MODES[i] ?? "none")?.push(ns);
+      if (n >= WARMUP) samples[i]?.push(Number(process.hrtime.bigint() - started));
     }
   }
-  const out = new Map<Mode, { samples: number[]; spans: number }>();
-  for (const s of servers) {
+  const cpuAfter = await cpu();
+  const out = new Map<Mode, Measured>();
+  for (const [i, s] of servers.entries()) {
     s.agent.destroy();
-    s.child.kill("SIGTERM");
-    out.set(s.mode, { samples: samples.get(s.mode) ?? [], spans: (await s.spans) / (WARMUP + total) });
+    s.child.send("stop");
+    const spans = Number(await s.next("spans"));
+    out.set(s.mode, {
+      samples: samples[i] ?? [],
+      cpuUsPerRequest: ((cpuAfter[i] ?? 0) - (cpuBefore[i] ?? 0)) / SAMPLES,
+      spansPerRequest: spans / (WARMUP + SAMPLES),
+    });
   }
   return out;
 }
 
 async function main(): Promise<void> {
-  console.log(heading("tracing overhead: POST /v1/retrieve end to end (cache miss, in-process backend)"));
+  const backend = BACKEND_MS > 0 ? `backend ${BACKEND_MS} ms` : "instant in-process backend";
+  console.log(heading(`tracing overhead: POST /v1/retrieve end to end (cache miss, ${backend})`));
   for (const line of hostInfo()) console.log(line);
-  console.log(
-    `${int(ROUNDS * SAMPLES)} requests per configuration, interleaved across the three servers (after ${WARMUP} warm-up each)`,
-  );
-  const measured = await measureInterleaved();
+  console.log(`${int(SAMPLES)} requests per configuration, interleaved (after ${WARMUP} warm-up each)`);
+  const measured = await measure();
   const stats = new Map(MODES.map((m) => [m, summarize(measured.get(m)?.samples ?? [])]));
   const rows = MODES.map((m) => {
     const s = stats.get(m);
-    if (!s) return [m];
-    const spans = (measured.get(m)?.spans ?? 0).toFixed(1);
-    return [m, int(s.n), ms(s.median), ms(s.p90), ms(s.p99), ms(s.mean), spans];
+    const r = measured.get(m);
+    if (!s || !r) return [m];
+    const cpu = (r.cpuUsPerRequest / 1000).toFixed(3);
+    return [m, int(s.n), ms(s.median), ms(s.p90), ms(s.p99), ms(s.mean), cpu, r.spansPerRequest.toFixed(1)];
   });
-  console.log(
-    `\n${table(["config", "n", "p50 ms", "p90 ms", "p99 ms", "mean ms", "spans/req"], rows, ["left"])}`,
-  );
-  const base = stats.get("none");
-  if (!base) return;
+  const header = ["config", "n", "p50 ms", "p90 ms", "p99 ms", "mean ms", "server CPU ms/req", "spans/req"];
+  console.log(`\n${table(header, rows, ["left"])}`);
   const pct = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)} %`;
-  for (const m of ["sdk", "traced"] as const) {
-    const s = stats.get(m);
-    if (!s) continue;
-    const p50 = (s.median / base.median - 1) * 100;
-    const p99 = (s.p99 / base.p99 - 1) * 100;
-    const goal = m === "traced" ? `  (goal ≤ +10 % at p50: ${p50 <= 10 ? "met" : "NOT met"})` : "";
-    console.log(`${m} vs none: p50 ${pct(p50)}, p99 ${pct(p99)}${goal}`);
-  }
+  const compare = (label: string, on: Mode, off: Mode, goal: boolean) => {
+    const a = stats.get(on);
+    const b = stats.get(off);
+    if (!a || !b) return;
+    const p50 = (a.median / b.median - 1) * 100;
+    const p99 = (a.p99 / b.p99 - 1) * 100;
+    const cpu =
+      ((measured.get(on)?.cpuUsPerRequest ?? 0) / (measured.get(off)?.cpuUsPerRequest ?? 1) - 1) * 100;
+    const verdict = goal ? `   goal ≤ +10 % at p50: ${p50 <= 10 ? "met" : "NOT met"}` : "";
+    console.log(`${label.padEnd(44)} p50 ${pct(p50)}, p99 ${pct(p99)}, server CPU ${pct(cpu)}${verdict}`);
+  };
+  console.log("");
+  // `memgate serve` always runs the SDK (Prometheus /metrics); OTEL_TRACES_EXPORTER switches tracing on.
+  compare("tracing on vs off (traced vs sdk):", "traced", "sdk", true);
+  compare("SDK without span export vs no SDK (sdk vs none):", "sdk", "none", false);
+  compare("everything vs no SDK (traced vs none):", "traced", "none", false);
 }
 
 const serveArg = process.argv.find((a) => a.startsWith("--serve="));
 if (serveArg !== undefined) {
   const mode = serveArg.slice("--serve=".length);
   if (mode !== "none" && mode !== "sdk" && mode !== "traced") throw new Error(`unknown mode ${mode}`);
-  void serveChild(mode);
+  void serveChild(mode, BACKEND_MS);
 } else {
   main().catch((err: unknown) => {
     console.error(err);

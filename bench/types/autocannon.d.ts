@@ -32,6 +32,14 @@ declare module "autocannon" {
       total: number;
       sent?: number;
     }
+    interface Tracker {
+      on(
+        event: "response",
+        listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void,
+      ): Tracker;
+      on(event: "reqError", listener: (err: Error) => void): Tracker;
+      stop(): void;
+    }
     interface Result {
       requests: Histogram;
       latency: Histogram;
@@ -43,6 +51,11 @@ declare module "autocannon" {
       "2xx": number;
     }
   }
+  /** The callback form returns the run's tracker: `response` fires per answer with its time in ms (float). */
+  function autocannon(
+    opts: autocannon.Options,
+    done: (err: Error | null, result: autocannon.Result) => void,
+  ): autocannon.Tracker;
   function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;
   export = autocannon;
 }

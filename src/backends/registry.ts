@@ -7,6 +7,9 @@ export type BackendFactories = {
   [K in BackendName]: (cfg: NonNullable<BackendConfig[K]>) => Backend | Promise<Backend>;
 };
 
+/** Wraps a freshly built backend instance (one per tenant and backend; local: one per data file). */
+export type BackendDecorator = (backend: Backend, where: { name: BackendName; tenantId?: string }) => Backend;
+
 /**
  * Backend instances per tenant, built lazily from that tenant's own credentials and reused. A tenant can only
  * reach the backends its configuration names (CONTRACT §8). Local stores are shared by data file.
@@ -14,7 +17,11 @@ export type BackendFactories = {
 export class BackendProvider {
   private readonly instances = new Map<string, Promise<Backend>>();
 
-  constructor(private readonly factories: BackendFactories) {}
+  constructor(
+    private readonly factories: BackendFactories,
+    /** Wraps each instance once, when built (src/resilience: retry, circuit breaker, bulkhead per instance). */
+    private readonly decorate?: BackendDecorator,
+  ) {}
 
   has(tenant: Tenant, name: BackendName): boolean {
     return tenant.backends[name] !== undefined;
@@ -26,7 +33,12 @@ export class BackendProvider {
     if (key === undefined) return undefined;
     let instance = this.instances.get(key);
     if (!instance) {
-      instance = this.build(tenant, name);
+      const decorate = this.decorate;
+      // Local stores are shared by data file: their instance belongs to no single tenant.
+      const where = { name, tenantId: name === "local" ? undefined : tenant.id };
+      instance = decorate
+        ? this.build(tenant, name).then((b) => decorate(b, where))
+        : this.build(tenant, name);
       this.instances.set(key, instance);
       // A failed build is not cached: the next request tries again.
       instance.catch(() => this.instances.delete(key));

@@ -44,6 +44,19 @@ export const envSchema = z.object({
   MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
   MEMGATE_TENANTS_FILE: z.string().min(1).optional(),
   MEMGATE_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  // --- resilience: per tenant and backend (src/resilience, docs/resilience.md); unset = the defaults there ---
+  MEMGATE_RETRY_MAX: z.coerce.number().int().min(0).max(3).optional(),
+  MEMGATE_BREAKER_CONSECUTIVE: z.coerce.number().int().min(1).max(1000).optional(),
+  MEMGATE_BREAKER_RATIO: z.coerce
+    .number()
+    .gt(0, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" })
+    .lt(1, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" })
+    .optional(),
+  MEMGATE_BREAKER_WINDOW: z.coerce.number().int().min(2).max(10_000).optional(),
+  MEMGATE_BREAKER_HALF_OPEN_MS: z.coerce.number().int().min(100).max(600_000).optional(),
+  MEMGATE_BULKHEAD_LIMIT: z.coerce.number().int().min(1).max(10_000).optional(),
+  MEMGATE_BULKHEAD_QUEUE: z.coerce.number().int().min(0).max(100_000).optional(),
+  // --- end resilience ---
   LOG_LEVEL: z.enum(LEVELS).default("info"),
 });
 

@@ -12,6 +12,7 @@ import { errorHandler, notFound, requestId } from "./middleware";
 import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { retrieveRoute } from "./routes/retrieve";
+import { securityHeaders } from "./security-headers";
 
 /** Everything the HTTP layer needs, wired once (src/server/services.ts) or by a test with fakes. */
 export interface AppServices {
@@ -33,6 +34,7 @@ export function createApp(services: AppServices): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
+  app.use(securityHeaders()); // helmet: nosniff, no framing, strict CSP, … on every answer
   app.use(requestId());
   app.use(accessLog(services.logger));
   app.use(function refuseWhenShuttingDown(_req, res, next) {

@@ -31,13 +31,22 @@ export function requestId(): RequestHandler {
 /** JSON bodies only (415 otherwise), at most `limit` (413), parsed strictly (400 on malformed JSON). */
 export function jsonBody(limit = "64kb"): RequestHandler[] {
   const parse = express.json({ limit, strict: true, type: () => true });
+  const maxBytes = limitBytes(limit);
   return [
-    function requireJson(req, _res, next) {
+    function requireJson(req, res, next) {
       const hasBody =
         req.get("content-length") !== "0" &&
         (req.get("content-length") !== undefined || req.get("transfer-encoding") !== undefined);
       if (hasBody && !req.is(["application/json", "application/*+json"])) {
         next(new HttpProblem("UNSUPPORTED_MEDIA_TYPE", "the body must be application/json"));
+        return;
+      }
+      // Refused at the edge: body-parser would first read (and discard) the whole announced body. The
+      // connection is closed after the answer, so the rest of the upload is never read.
+      const declared = Number(req.get("content-length") ?? Number.NaN);
+      if (maxBytes !== undefined && declared > maxBytes && req.get("content-encoding") === undefined) {
+        res.setHeader("connection", "close");
+        next(new HttpProblem("PAYLOAD_TOO_LARGE", `the body is larger than ${describeBytes(maxBytes)}`));
         return;
       }
       next();
@@ -46,12 +55,32 @@ export function jsonBody(limit = "64kb"): RequestHandler[] {
   ];
 }
 
+/** "64kb" → 65536, "1mb" → 1048576, "500" → 500 (the forms this code base passes to jsonBody). */
+function limitBytes(limit: string): number | undefined {
+  const m = /^(\d+)\s*(b|kb|mb)?$/i.exec(limit.trim());
+  if (!m) return undefined;
+  const unit = (m[2] ?? "b").toLowerCase();
+  return Number(m[1]) * (unit === "mb" ? 1024 * 1024 : unit === "kb" ? 1024 : 1);
+}
+
+function describeBytes(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
+/** The limit body-parser reports on its 413 (bytes), as text. */
+function tooLarge(err: object): string {
+  const limit = (err as { limit?: unknown }).limit;
+  return `the body is larger than ${typeof limit === "number" ? describeBytes(limit) : "the limit"}`;
+}
+
 /** body-parser errors carry a `type`; map them onto our codes. */
 function bodyParserCode(err: unknown): { code: ErrorCode; detail: string } | undefined {
-  if (typeof err !== "object" || err === null || !("type" in err)) return undefined;
-  switch ((err as { type: unknown }).type) {
+  if (typeof err !== "object" || err === null) return undefined;
+  switch ((err as { type?: unknown }).type) {
     case "entity.too.large":
-      return { code: "PAYLOAD_TOO_LARGE", detail: "the body is larger than 64 KiB" };
+      return { code: "PAYLOAD_TOO_LARGE", detail: tooLarge(err) };
     case "entity.parse.failed":
       return { code: "MALFORMED_JSON", detail: "the body is not valid JSON" };
     case "charset.unsupported":
@@ -61,8 +90,24 @@ function bodyParserCode(err: unknown): { code: ErrorCode; detail: string } | und
     case "request.size.invalid":
       return { code: "MALFORMED_JSON", detail: "the body was incomplete" };
     default:
-      return undefined;
+      return clientStatusCode(err);
   }
+}
+
+/**
+ * Other 4xx errors body-parser or express raise (http-errors with `expose`), e.g. a gzip/br body that does not
+ * decompress (found by test/fuzz/headers.fuzz.test.ts): the caller's fault, never a 500.
+ */
+function clientStatusCode(err: object): { code: ErrorCode; detail: string } | undefined {
+  const { status, expose } = err as { status?: unknown; expose?: unknown };
+  if (expose !== true || typeof status !== "number" || status < 400 || status > 499) return undefined;
+  if (status === 413) return { code: "PAYLOAD_TOO_LARGE", detail: tooLarge(err) };
+  if (status === 415)
+    return { code: "UNSUPPORTED_MEDIA_TYPE", detail: "unsupported charset or content encoding" };
+  return {
+    code: "MALFORMED_JSON",
+    detail: "the request could not be read (e.g. a body that does not decode)",
+  };
 }
 
 export function sendProblem(
@@ -85,11 +130,16 @@ export function notFound(): RequestHandler {
 
 /** The one error handler: problem+json with a requestId. Unknown errors are logged and answered 500. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return function errorHandler(err: unknown, _req, res, next) {
+  return function errorHandler(err: unknown, req, res, next) {
     if (res.headersSent) {
       next(err);
       return;
     }
+    // Refused before its body was read (401, 403, 413, …): close the connection rather than let Node read and
+    // discard whatever the client is still uploading.
+    const announced =
+      req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
+    if (announced && !req.complete) res.setHeader("connection", "close");
     if (err instanceof HttpProblem) {
       sendProblem(res, err.code, err.message, err.headers);
       return;

@@ -95,7 +95,14 @@ export function parsePolicyText(text: string, file: string): PolicyParse {
       })),
     };
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 50 });
+  let data: unknown;
+  try {
+    // Throws on an alias without its anchor (`*x`) and on alias bombs (test/fuzz/policy.fuzz.test.ts).
+    data = doc.toJS({ maxAliasCount: 50 });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split("\n")[0] : "cannot be read";
+    return { ok: false, problems: [{ file, line: 1, path: [], message: `not valid YAML: ${reason}` }] };
+  }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     return {
       ok: false,

@@ -13,6 +13,7 @@ import { OverrideCache } from "../policy/compile";
 import { createPolicyRegistry } from "../policy/registry";
 import type { RateLimiter } from "../ratelimit/types";
 import type { RedisConnection } from "../redis/connection";
+import { resilienceFromEnv, resilientBackends } from "../resilience";
 import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
 import { instrumentFactories } from "../telemetry/backend";
@@ -90,8 +91,10 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
   // Every backend call is a span and a latency observation (src/telemetry/backend.ts).
   // The raw local stores are remembered for the OpenMemory-compatible API (src/compat/local-stores.ts).
   const localStores = new LocalStores();
+  // Each instance (per tenant and backend) gets its own retry, circuit breaker and bulkhead (src/resilience).
   const backends = new BackendProvider(
     instrumentFactories(localStores.capture(opts.factories ?? BACKEND_FACTORIES)),
+    resilientBackends(resilienceFromEnv(env), logger),
   );
   // Load every local store now: a bad data file should stop the boot, not the first request.
   for (const tenant of tenants.tenants()) {

@@ -16,6 +16,8 @@ const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
 export function accessLog(logger: Logger): RequestHandler {
   return function accessLog(req, res, next) {
     const started = performance.now();
+    // Read now: a mounted router may leave `req.url` stripped of its prefix by the time the response closes.
+    const path = req.path;
     // The HTTP server span (the instrumentation made it active before Express ran).
     const spanContext = trace.getSpan(context.active())?.spanContext();
     const ids =
@@ -27,7 +29,6 @@ export function accessLog(logger: Logger): RequestHandler {
       const problem = String(res.getHeader("content-type") ?? "").startsWith("application/problem+json");
       // Our own 429s are always the caller key's rate limit (a retrieval never answers 429: it falls back).
       if (status === 429 && problem) recordRateLimitRejection("key");
-      const path = req.path;
       const fields = {
         requestId: res.locals.requestId,
         ...ids,

@@ -40,9 +40,16 @@ export function createInstrumentations(): Instrumentations {
       // exporters' own, which would otherwise show up in the http.client.* metrics.
       disableOutgoingRequestInstrumentation: true,
     }),
-    // Request-handler spans only (http.route is still set on the HTTP span): a span per middleware and per
-    // mounted router would triple the span count of every request for little insight.
-    new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
+    // Express names the route (`http.route`, and the HTTP span "POST /v1/retrieve"); its own spans — one per
+    // middleware, router and handler — are turned off: they would triple the spans of every request for no insight
+    // the HTTP span and memgate's spans do not give.
+    new ExpressInstrumentation({
+      ignoreLayersType: [
+        ExpressLayerType.MIDDLEWARE,
+        ExpressLayerType.ROUTER,
+        ExpressLayerType.REQUEST_HANDLER,
+      ],
+    }),
     new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
     new UndiciInstrumentation({
       startSpanHook: (request) => {

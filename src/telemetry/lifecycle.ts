@@ -16,10 +16,6 @@ export function setActiveTelemetry(t: Telemetry | undefined): void {
   active = t;
 }
 
-export function telemetryActive(): boolean {
-  return active !== undefined;
-}
-
 /** Flushes pending spans and metrics, waiting at most `timeoutMs` (an unreachable collector must not hang exit). */
 export async function shutdownTelemetry(timeoutMs = 5_000): Promise<void> {
   const t = active;

@@ -13,10 +13,6 @@ export function runWithRequestId<T>(requestId: string, fn: () => T): T {
   return requests.run({ requestId }, fn);
 }
 
-export function currentRequestId(): string | undefined {
-  return requests.getStore()?.requestId;
-}
-
 /** pino `mixin`: requestId, trace_id, span_id, trace_flags of the current request and span, when there are any. */
 export function logCorrelation(): Record<string, string> {
   const fields: Record<string, string> = {};

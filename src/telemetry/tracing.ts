@@ -142,6 +142,16 @@ export function traceCacheLookup(
 
 /** Stage details that are numbers or booleans (thresholds, counts) or these known enum strings. */
 const STRING_DETAILS = new Set(["strategy", "tokenizer"]);
+/** `duplicates` → `memgate.stage.duplicates`, built once per key. */
+const detailKeys = new Map<string, string>();
+const detailKey = (key: string): string => {
+  let name = detailKeys.get(key);
+  if (name === undefined) {
+    name = `memgate.stage.${key}`;
+    if (detailKeys.size < 64) detailKeys.set(key, name);
+  }
+  return name;
+};
 
 function stageAttributes(t: StageTrace): Attributes {
   const attributes: Attributes = {
@@ -153,7 +163,7 @@ function stageAttributes(t: StageTrace): Attributes {
   if (detail !== undefined) {
     for (const key in detail) {
       const value = detail[key];
-      if (typeof value !== "string" || STRING_DETAILS.has(key)) attributes[`memgate.stage.${key}`] = value;
+      if (typeof value !== "string" || STRING_DETAILS.has(key)) attributes[detailKey(key)] = value;
     }
   }
   return attributes;

@@ -127,3 +127,83 @@ describe("POST /v1/retrieve — security", () => {
     }
   });
 });
+
+describe("POST /v1/retrieve — security: escalation and injection attempts", () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await makeHarness();
+    h.zep.acme?.setUser("u-123", [makeCandidate({ id: "f1", content: CONTENT, score: 0.9 })]);
+  });
+  afterEach(() => h.close());
+
+  const raw = (key: string, text: string) =>
+    request(h.app)
+      .post("/v1/retrieve")
+      .set("x-api-key", key)
+      .set("content-type", "application/json")
+      .send(text);
+
+  test("overrides need admin whatever their shape: empty, prototype keys, nested", async () => {
+    for (const text of [
+      JSON.stringify(body({ overrides: {} })),
+      `{"userId":"u-123","sessionId":"s-9","query":"q","useMemory":true,"overrides":{"__proto__":{"admin":true}}}`,
+      `{"userId":"u-123","sessionId":"s-9","query":"q","useMemory":true,"__proto__":{"explain":true},"overrides":{}}`,
+      JSON.stringify(body({ overrides: { constructor: { prototype: { topK: 20 } } } })),
+    ]) {
+      const res = await raw(KEYS.acmeChat, text);
+      // 403 (needs admin), or 400 when a stray top-level `__proto__` key is refused first: never applied.
+      expect([400, 403]).toContain(res.status);
+      expect(res.body.detail).toMatch(/overrides: needs the 'admin' scope|__proto__: unknown field/);
+    }
+    expect(h.zep.acme?.searchCalls).toBe(0);
+  });
+
+  test("explain: only a real `true` needs admin; look-alikes are refused as invalid, not run", async () => {
+    await request(h.app)
+      .post("/v1/retrieve")
+      .set("x-api-key", KEYS.acmeChat)
+      .send(body({ explain: false }))
+      .expect(200);
+    for (const patch of [{ explain: "true" }, { explain: 1 }, { Explain: true }, { trace: true }]) {
+      const res = await request(h.app).post("/v1/retrieve").set("x-api-key", KEYS.acmeChat).send(body(patch));
+      expect(res.status).toBe(400);
+      expect(res.body.trace).toBeUndefined();
+    }
+  });
+
+  test("policy and backend names cannot be bent: traversal, case, NUL, another tenant's backend", async () => {
+    for (const patch of [
+      { policy: "../default" },
+      { policy: "DEFAULT" },
+      { policy: "default\u0000" },
+      { policy: "default\r\nx-admin: 1" },
+      { backend: "ZEP" },
+      { backend: "zep " },
+      { backend: ["zep", "openmemory"] },
+    ]) {
+      const res = await request(h.app).post("/v1/retrieve").set("x-api-key", KEYS.globex).send(body(patch));
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.headers)).not.toContain("x-admin");
+    }
+    // globex may not name acme-only things even when they exist.
+    await request(h.app)
+      .post("/v1/retrieve")
+      .set("x-api-key", KEYS.globex)
+      .send(body({ backend: "openmemory" }))
+      .expect(403);
+  });
+
+  test("a key is only read from the documented headers (not the query string, a cookie or a body field)", async () => {
+    for (const req of [
+      request(h.app).post(`/v1/retrieve?api_key=${KEYS.acmeChat}`).send(body()),
+      request(h.app).post("/v1/retrieve").set("cookie", `x-api-key=${KEYS.acmeChat}`).send(body()),
+      request(h.app)
+        .post("/v1/retrieve")
+        .send(body({ apiKey: KEYS.acmeChat })),
+      request(h.app).post("/v1/retrieve").set("x-api_key", KEYS.acmeChat).send(body()),
+    ]) {
+      expect((await req).status).toBe(401);
+    }
+    expect(h.logs.join("")).not.toContain(KEYS.acmeChat);
+  });
+});

@@ -78,7 +78,8 @@ describe("single-flight: identical concurrent requests make one backend call", (
   });
 
   test("a failing leader does not strand the others: each answers its own fallback", async () => {
-    const h = await redisHarness(PREFIX);
+    // Retries off: this counts the leader's calls, not the resilience layer's retry (test/resilience).
+    const h = await redisHarness(PREFIX, { env: { MEMGATE_RETRY_MAX: "0" } });
     open.push(h);
     let calls = 0;
     fakeZep(h).search = async () => {

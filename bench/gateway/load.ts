@@ -1,0 +1,157 @@
+/**
+ * The gateway bench's load generator, in its own process (never in a process that serves): it receives a
+ * `LoadSpec` over IPC, runs it, and answers a `LoadResult`. Two modes:
+ *
+ *   rate  open loop at a fixed rate: one request every 1/rate s, each sent on time whether or not earlier ones
+ *         have been answered (a keep-alive pool opens more connections when all are busy), latency from the
+ *         moment it was sent to the last byte of its answer, in µs resolution. autocannon's own `--overallRate`
+ *         is not used for this: it sends each connection's quota for the second back to back at the top of the
+ *         second (bursts, not a rate) and corrects for coordinated omission with a 1 ms expected interval.
+ *   max   closed loop for throughput: autocannon (programmatic API) with `connections` connections, each sending
+ *         its next request as soon as the previous answer arrived; latencies taken from autocannon's per-answer
+ *         `response` event (float ms), not from its integer-ms histogram.
+ *
+ * In both modes the first `warmupS` seconds are run but not counted. `{n}` in the body becomes a unique id per
+ * request when `unique` is set (a cache miss per request for POST /v1/retrieve).
+ */
+import { Agent, request } from "node:http";
+import autocannon from "autocannon";
+import { summarize } from "../lib/stats";
+
+export interface LoadSpec {
+  url: string;
+  body: string;
+  unique: boolean;
+  mode: "rate" | "max";
+  /** rate mode: requests per second. */
+  rate?: number;
+  /** max mode: concurrent connections. */
+  connections?: number;
+  warmupS: number;
+  durationS: number;
+}
+
+export interface LoadResult {
+  /** Latency of every counted answer (after the warm-up), ms. */
+  latencies: number[];
+  /** Transport errors and timeouts, and answers that were not 2xx. */
+  failed: number;
+  /** Length of the counted part, s. */
+  seconds: number;
+  /** rate mode: p99 of how late requests were sent (whether the generator kept up), ms. */
+  sendLagP99?: number;
+}
+
+const HEADERS = { "content-type": "application/json" };
+let unique = 0;
+
+function bodyFor(spec: LoadSpec): string {
+  return spec.unique ? spec.body.replace("{n}", `${process.pid}-${unique++}`) : spec.body;
+}
+
+function result(latencies: number[], failed: number, seconds: number, lag?: number[]): LoadResult {
+  const out: LoadResult = { latencies, failed, seconds };
+  if (lag !== undefined) out.sendLagP99 = summarize(lag).p99;
+  return out;
+}
+
+function runRate(spec: LoadSpec): Promise<LoadResult> {
+  const rate = spec.rate ?? 500;
+  const url = new URL(spec.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
+  const total = Math.round(rate * (spec.warmupS + spec.durationS));
+  const skip = Math.round(rate * spec.warmupS);
+  const intervalNs = 1e9 / rate;
+  const latencies: number[] = [];
+  const lag: number[] = [];
+  let failed = 0;
+  let done = 0;
+  let sent = 0;
+  const start = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    const finish = () => {
+      agent.destroy();
+      resolve(result(latencies, failed, spec.durationS, lag));
+    };
+    const fire = (i: number) => {
+      const sentAt = process.hrtime.bigint();
+      if (i >= skip) lag.push((Number(sentAt - start) - i * intervalNs) / 1e6);
+      let counted = false;
+      const count = (ok: boolean) => {
+        if (counted) return;
+        counted = true;
+        if (i >= skip) {
+          if (ok) latencies.push(Number(process.hrtime.bigint() - sentAt) / 1e6);
+          else failed++;
+        }
+        if (++done === total) finish();
+      };
+      const req = request(
+        { agent, host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: HEADERS },
+        (res) => {
+          res.resume();
+          res.on("end", () => count((res.statusCode ?? 0) < 300));
+          res.on("error", () => count(false));
+        },
+      );
+      req.on("error", () => count(false));
+      req.setTimeout(10_000, () => req.destroy());
+      req.end(bodyFor(spec));
+    };
+    const tick = () => {
+      const now = Number(process.hrtime.bigint() - start);
+      while (sent < total && sent * intervalNs <= now) fire(sent++);
+      if (sent < total) setTimeout(tick, Math.max(0, Math.floor((sent * intervalNs - now) / 1e6)));
+    };
+    tick();
+  });
+}
+
+function runMax(spec: LoadSpec): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let failed = 0;
+  const start = Date.now();
+  const warmupMs = spec.warmupS * 1000;
+  return new Promise((resolve, reject) => {
+    const tracker = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections ?? 32,
+        duration: spec.warmupS + spec.durationS,
+        timeout: 10,
+        requests: [
+          {
+            method: "POST",
+            headers: HEADERS,
+            setupRequest: (req) => ({ ...req, body: bodyFor(spec) }),
+          },
+        ],
+      },
+      (err) => {
+        if (err) reject(err);
+        else resolve(result(latencies, failed, spec.durationS));
+      },
+    );
+    tracker.on("response", (_client, status, _bytes, ms) => {
+      if (Date.now() - start < warmupMs) return;
+      if (status < 300) latencies.push(ms);
+      else failed++;
+    });
+    tracker.on("reqError", () => {
+      if (Date.now() - start >= warmupMs) failed++;
+    });
+  });
+}
+
+process.on("message", (spec: LoadSpec) => {
+  const run = spec.mode === "rate" ? runRate(spec) : runMax(spec);
+  run.then(
+    (r) => process.send?.(r),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+});
+process.on("SIGTERM", () => process.exit(0));
+process.send?.({ ready: true });

@@ -1,0 +1,138 @@
+/**
+ * memgate as the bench runs it: the real binary (`node bin/memgate.js serve`, compiled dist/) in its own process,
+ * with Redis (cache, single-flight, per-key and per-user limits, cooldowns), tracing on (every span recorded and
+ * exported over OTLP/HTTP protobuf by the SDK's batch processor to the bench's sink), access logs at `info` (to
+ * /dev/null) and the Prometheus `/metrics`. Bench-only additions: `--expose-gc` and bench/gateway/heap-probe.cjs
+ * (heap on SIGUSR2), and `--cpu-prof` when asked.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { freePort, stopChild, until } from "./procs";
+
+const ROOT = resolve(__dirname, "../..");
+
+/** policies/default.yaml with the backend named and the per-user limit out of the way (one bench user). */
+function benchPolicy(): string {
+  const shipped = readFileSync(join(ROOT, "policies/default.yaml"), "utf8");
+  return shipped
+    .replace(/^# backend: .*$/m, "backend: openmemory")
+    .replace(/perUser: \{[^}]*\}/, "perUser: { points: 9999999, durationSeconds: 60 }")
+    .replace(/backendMs: \d+/, "backendMs: 10000");
+}
+
+export interface HeapSample {
+  heapUsedBeforeGc: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  rss: number;
+}
+
+export interface GatewayOptions {
+  backendUrl: string;
+  redisUrl: string;
+  sinkUrl: string;
+  /** Directory for a CPU profile (`--cpu-prof`), written when the gateway exits. */
+  cpuProfDir?: string;
+}
+
+export class Gateway {
+  private stderr = "";
+  private readonly heapWaiters: Array<(s: HeapSample) => void> = [];
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    child.stderr?.on("data", (c: Buffer) => {
+      this.stderr += c.toString();
+      for (;;) {
+        const m = /BENCH_HEAP (\{[^\n]*\})\n/.exec(this.stderr);
+        if (m?.[1] === undefined) break;
+        this.stderr = this.stderr.slice(m.index + m[0].length);
+        this.heapWaiters.shift()?.(JSON.parse(m[1]) as HeapSample);
+      }
+      if (this.stderr.length > 64_000) this.stderr = this.stderr.slice(-16_000);
+    });
+  }
+
+  static async start(opts: GatewayOptions): Promise<Gateway> {
+    if (!existsSync(join(ROOT, "dist/cli/main.js"))) throw new Error("dist/ is missing: run `npm run build`");
+    const dir = mkdtempSync(join(tmpdir(), "memgate-gwbench-"));
+    writeFileSync(join(dir, "default.yaml"), benchPolicy());
+    writeFileSync(join(dir, "empty.jsonl"), "");
+    const port = await freePort();
+    const prof = opts.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`];
+    const args = [
+      ...prof,
+      "--expose-gc",
+      "-r",
+      join(__dirname, "heap-probe.cjs"),
+      join(ROOT, "bin/memgate.js"),
+    ];
+    const child = spawn(process.execPath, [...args, "serve"], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        MEMGATE_BACKEND: "openmemory",
+        OPENMEMORY_URL: opts.backendUrl,
+        REDIS_URL: opts.redisUrl,
+        MEMGATE_REDIS_PREFIX: "gwbench:",
+        MEMGATE_POLICY_DIR: dir,
+        MEMGATE_LOCAL_DATA: join(dir, "empty.jsonl"),
+        MEMGATE_KEY_RATE_LIMIT: "9999999/60",
+        // Room for the heap phase's in-flight requests (the default bulkhead is 32 + 32 queued).
+        MEMGATE_BULKHEAD_LIMIT: "512",
+        LOG_LEVEL: "info",
+        OTEL_TRACES_EXPORTER: "otlp",
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+        OTEL_EXPORTER_OTLP_ENDPOINT: opts.sinkUrl,
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const gw = new Gateway(child, `http://127.0.0.1:${port}`);
+    await until("the gateway's /readyz with Redis", async () => {
+      if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}): ${gw.stderr}`);
+      const res = await fetch(`${gw.url}/readyz`);
+      const json = (await res.json()) as { checks?: Array<{ name: string; ok: boolean }> };
+      return res.ok && (json.checks ?? []).some((c) => c.name === "redis" && c.ok);
+    });
+    return gw;
+  }
+
+  /** The heap before and after two forced GCs (bench/gateway/heap-probe.cjs). */
+  heap(timeoutMs = 10_000): Promise<HeapSample> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no heap sample from the gateway")), timeoutMs);
+      this.heapWaiters.push((s) => {
+        clearTimeout(timer);
+        resolve(s);
+      });
+      this.child.kill("SIGUSR2");
+    });
+  }
+
+  /** Sums of the retrieval counters on /metrics: cache results and fallbacks by code. */
+  async answers(): Promise<Map<string, number>> {
+    const text = await (await fetch(`${this.url}/metrics`)).text();
+    const out = new Map<string, number>();
+    for (const line of text.split("\n")) {
+      const cache = /^memgate_retrieval_cache_lookups_total\{[^}]*cache="(\w+)"[^}]*\} (\S+)/.exec(line);
+      const fallback = /^memgate_retrieval_fallbacks_total\{[^}]*code="(\w+)"[^}]*\} (\S+)/.exec(line);
+      const m = cache ?? fallback;
+      if (m?.[1] === undefined) continue;
+      const key = cache ? m[1] : `fallback ${m[1]}`;
+      out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+    }
+    return out;
+  }
+
+  /** Graceful stop (SIGTERM); a CPU profile is written on this exit. */
+  stop(): Promise<number | null> {
+    return stopChild(this.child);
+  }
+}

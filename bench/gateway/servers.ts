@@ -1,0 +1,117 @@
+/**
+ * The gateway bench's helper servers, one role per process (started by bench/gateway.bench.ts through
+ * `Helper.start`; never in the process that makes the load):
+ *
+ *   backend  a fake OpenMemory: `POST /memory/query` answers, after a fixed delay (0 ms by default, changed over
+ *            IPC), one precomputed body of 16 matches × ~500 chars (the corpus of bench/lib/corpus.ts), the
+ *            size a default policy asks for (topK 8 × overfetch 2); `GET /health` answers `{ok: true}`.
+ *   floor    a bare Express 5 app with one route, `POST /floor`, that answers `{"ok":true}` and does nothing else:
+ *            the floor under any Express gateway on this machine.
+ *   sink     an OTLP/HTTP receiver that reads and discards every export (200, empty protobuf answer), so the
+ *            gateway's span export does its real work (batching, protobuf, HTTP) without a collector.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { makeCandidates } from "../lib/corpus";
+
+export type ServerRole = "backend" | "floor" | "sink";
+export type ServerRequest = { op: "delay"; ms: number } | { op: "stats" };
+export interface ServerReply {
+  port?: number;
+  /** Requests being answered now (backend: waiting out the delay). */
+  pending?: number;
+  requests?: number;
+  bytes?: number;
+}
+
+const SECTORS = { message: "episodic", fact: "semantic", summary: "reflective" } as const;
+
+/** The fake backend's one answer: 16 matches with z-scores spread like a real answer's (mean 0, sd 1). */
+export function queryAnswer(): string {
+  const candidates = makeCandidates({ count: 16, chars: 500, seed: 7 });
+  const matches = candidates.map((c, i) => ({
+    id: c.id,
+    content: c.content,
+    score: Math.round((1.6 - (3.2 * i) / (candidates.length - 1)) * 1000) / 1000,
+    primary_sector: SECTORS[c.type],
+    sectors: [SECTORS[c.type]],
+    salience: 0.5,
+    last_seen_at: Date.parse(c.timestamp),
+    path: [c.id],
+  }));
+  return JSON.stringify({ query: "bench", matches });
+}
+
+function drain(req: IncomingMessage, done: (bytes: number) => void): void {
+  let bytes = 0;
+  req.on("data", (c: Buffer) => {
+    bytes += c.length;
+  });
+  req.on("end", () => done(bytes));
+}
+
+function fakeBackend(stats: { pending: number; requests: number; delayMs: number }) {
+  const answer = Buffer.from(queryAnswer());
+  const health = Buffer.from('{"ok":true}');
+  return (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
+    drain(req, () => {
+      const body = req.url === "/health" ? health : answer;
+      const send = () => {
+        stats.pending--;
+        res.writeHead(200, { "content-type": "application/json", "content-length": body.length }).end(body);
+      };
+      stats.pending++;
+      if (stats.delayMs > 0) setTimeout(send, stats.delayMs);
+      else send();
+    });
+  };
+}
+
+function otlpSink(stats: { requests: number; bytes: number }) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    drain(req, (bytes) => {
+      stats.requests++;
+      stats.bytes += bytes;
+      res.writeHead(200, { "content-type": "application/x-protobuf", "content-length": 0 }).end();
+    });
+  };
+}
+
+async function main(role: ServerRole): Promise<void> {
+  const stats = { pending: 0, requests: 0, bytes: 0, delayMs: 0 };
+  let listen: (port: number, host: string, cb: () => void) => { address(): AddressInfo | string | null };
+  if (role === "floor") {
+    const app = express();
+    app.post("/floor", (_req, res) => {
+      res.json({ ok: true });
+    });
+    listen = (port, host, cb) => app.listen(port, host, cb);
+  } else {
+    const server = createServer(role === "backend" ? fakeBackend(stats) : otlpSink(stats));
+    server.keepAliveTimeout = 30_000;
+    listen = (port, host, cb) => server.listen(port, host, cb);
+  }
+  const server = await new Promise<{ address(): AddressInfo | string | null }>((resolve) => {
+    const s = listen(0, "127.0.0.1", () => resolve(s));
+  });
+  const address = server.address();
+  process.on("message", (m: ServerRequest) => {
+    if (m.op === "delay") stats.delayMs = m.ms;
+    process.send?.({
+      pending: stats.pending,
+      requests: stats.requests,
+      bytes: stats.bytes,
+    } satisfies ServerReply);
+  });
+  process.on("SIGTERM", () => process.exit(0));
+  process.send?.({ port: typeof address === "object" && address !== null ? address.port : 0 });
+}
+
+const role = process.argv[2];
+if (role !== "backend" && role !== "floor" && role !== "sink") {
+  console.error(`usage: servers.ts backend|floor|sink (got ${role})`);
+  process.exit(2);
+}
+void main(role);

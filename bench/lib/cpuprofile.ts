@@ -1,0 +1,125 @@
+/**
+ * Reads a V8 `.cpuprofile` (`node --cpu-prof`) and prints where the time went: the functions with the most self
+ * time, and self time by package (each `node_modules/<pkg>`, memgate's own `dist/<folder>`, Node internals, GC).
+ *
+ *   npx tsx bench/lib/cpuprofile.ts <file.cpuprofile> [--top=30]
+ *
+ * The gateway bench runs it on the gateway's profile with `--profile` (bench/gateway.bench.ts).
+ */
+import { readFileSync } from "node:fs";
+import { int, table } from "./stats";
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface ProfileSummary {
+  /** µs sampled in total, and with the process idle. */
+  totalUs: number;
+  idleUs: number;
+  functions: Array<{ name: string; where: string; us: number }>;
+  packages: Array<{ name: string; us: number }>;
+}
+
+/** `node_modules/@opentelemetry/sdk-trace-base/…` → `@opentelemetry/sdk-trace-base`; `dist/cache/redis.js` → `memgate cache`. */
+export function packageOf(url: string, fn: string): string {
+  if (url === "") return fn.startsWith("(") ? fn : "(native)";
+  const nm = url.lastIndexOf("node_modules/");
+  if (nm >= 0) {
+    const parts = url.slice(nm + "node_modules/".length).split("/");
+    return parts[0]?.startsWith("@") ? `${parts[0]}/${parts[1] ?? ""}` : (parts[0] ?? "?");
+  }
+  const dist = /\/(?:dist|src)\/([^/]+)\//.exec(url);
+  if (dist?.[1] !== undefined) return `memgate ${dist[1]}`;
+  if (url.startsWith("node:")) return `node:${url.slice(5).split("/")[0] ?? ""}`;
+  return url.split("/").slice(-1)[0] ?? url;
+}
+
+function shortWhere(url: string, line: number): string {
+  if (url === "") return "";
+  const nm = url.lastIndexOf("node_modules/");
+  const rel = nm >= 0 ? url.slice(nm + "node_modules/".length) : url.replace(/^.*\/(dist|src)\//, "$1/");
+  return `${rel.replace(/^file:\/\//, "")}:${line + 1}`;
+}
+
+export function summarizeProfile(profile: CpuProfile): ProfileSummary {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i] ?? -1;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  const functions = new Map<string, { name: string; where: string; us: number }>();
+  const packages = new Map<string, number>();
+  let totalUs = 0;
+  let idleUs = 0;
+  for (const [id, us] of selfUs) {
+    const node = byId.get(id);
+    if (node === undefined) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    totalUs += us;
+    if (functionName === "(idle)") {
+      idleUs += us;
+      continue;
+    }
+    const name = functionName === "" ? "(anonymous)" : functionName;
+    const where = shortWhere(url, lineNumber);
+    const key = `${name}@${where}`;
+    const f = functions.get(key) ?? { name, where, us: 0 };
+    f.us += us;
+    functions.set(key, f);
+    const pkg = packageOf(url, name);
+    packages.set(pkg, (packages.get(pkg) ?? 0) + us);
+  }
+  return {
+    totalUs,
+    idleUs,
+    functions: [...functions.values()].sort((a, b) => b.us - a.us),
+    packages: [...packages.entries()].map(([name, us]) => ({ name, us })).sort((a, b) => b.us - a.us),
+  };
+}
+
+/** The two tables as text: top `top` functions and top packages by self time, as shares of the busy time. */
+export function describeProfile(s: ProfileSummary, top = 25): string {
+  const busy = Math.max(1, s.totalUs - s.idleUs);
+  const pct = (us: number) => `${((us / busy) * 100).toFixed(1)}%`;
+  const head = `sampled ${int(s.totalUs / 1000)} ms, busy ${int(busy / 1000)} ms (shares below are of the busy time)`;
+  const fns = table(
+    ["self ms", "share", "function", "where"],
+    s.functions.slice(0, top).map((f) => [int(f.us / 1000), pct(f.us), f.name, f.where]),
+    ["right", "right", "left", "left"],
+  );
+  const pkgs = table(
+    ["self ms", "share", "package"],
+    s.packages.slice(0, Math.ceil(top / 1.5)).map((p) => [int(p.us / 1000), pct(p.us), p.name]),
+    ["right", "right", "left"],
+  );
+  return `${head}\n\n${fns}\n\n${pkgs}`;
+}
+
+export function readProfile(file: string): CpuProfile {
+  return JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+}
+
+if (require.main === module) {
+  const file = process.argv.slice(2).find((a) => !a.startsWith("--"));
+  const top = Number(process.argv.find((a) => a.startsWith("--top="))?.split("=")[1] ?? 30);
+  if (file === undefined) {
+    console.error("usage: npx tsx bench/lib/cpuprofile.ts <file.cpuprofile> [--top=30]");
+    process.exit(2);
+  }
+  console.log(describeProfile(summarizeProfile(readProfile(file)), top));
+}
