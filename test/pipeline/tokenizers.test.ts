@@ -1,4 +1,5 @@
 import { getTokenizer, warmTokenizers } from "../../src/pipeline/tokenizers";
+import { MAX_RUN } from "../../src/pipeline/tokenizers/bpe";
 import { TOKENIZERS } from "../../src/policy/schema";
 
 describe("approx tokenizer (seed 000: ceil(chars / 4))", () => {
@@ -72,5 +73,34 @@ describe("instances", () => {
 
   test("an unknown name is a clear error", () => {
     expect(() => getTokenizer("p50k_base" as never)).toThrow(/unknown tokenizer "p50k_base"/);
+  });
+});
+
+describe("BPE counting of long runs without whitespace", () => {
+  const { countTokens } =
+    require("gpt-tokenizer/cjs/encoding/o200k_base") as typeof import("gpt-tokenizer/cjs/encoding/o200k_base");
+  const o200k = getTokenizer("o200k_base");
+
+  test("ordinary text is counted exactly as tiktoken counts it", () => {
+    const text =
+      "Ana usually orders an oat milk flat white. 她每天早上喝咖啡。 https://example.com/a?b=1 👨‍👩‍👧";
+    expect(o200k.count(text)).toBe(countTokens(text));
+  });
+
+  test("a run longer than MAX_RUN is counted in chunks: never fewer tokens than whole", () => {
+    for (const run of ["a".repeat(50_000), "x7Q".repeat(1000), "咖啡".repeat(400), "😀".repeat(300)]) {
+      const text = `before ${run} after`;
+      const chunked = o200k.count(text);
+      expect(chunked).toBeGreaterThanOrEqual(countTokens(`before ${run.slice(0, 2 * MAX_RUN)} after`));
+      if (run.length <= 5000) expect(chunked).toBeGreaterThanOrEqual(countTokens(text));
+    }
+  });
+
+  test("chunks never split a surrogate pair (an emoji run counts like its halves)", () => {
+    const run = "😀".repeat(MAX_RUN); // 512 code units: cut at 256 would fall between code points only
+    const odd = `x${run}`; // shifts every pair by one code unit: a naive cut would split one
+    expect(o200k.count(odd)).toBe(
+      countTokens(odd.slice(0, MAX_RUN - 1)) + countTokens(odd.slice(MAX_RUN - 1)),
+    );
   });
 });
