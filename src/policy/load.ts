@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { isNode, LineCounter, parseDocument } from "yaml";
 import type { ZodError } from "zod";
@@ -147,15 +146,4 @@ export function addLines(problems: readonly PolicyProblem[], text: string): Poli
     }
     return p;
   });
-}
-
-export async function readPolicyFile(file: string): Promise<PolicyParse> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
-    return { ok: false, problems: [{ file, path: [], message: `cannot read the file (${code})` }] };
-  }
-  return parsePolicyText(text, file);
 }

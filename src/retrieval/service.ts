@@ -13,6 +13,7 @@ import { formatPath, PolicyError } from "../policy/load";
 import type { PolicyRegistry } from "../policy/registry-types";
 import { type BackendName, type FallbackCode, policySchema } from "../policy/schema";
 import type { RateLimiter } from "../ratelimit/types";
+import { raceSignal } from "../resilience/deadline";
 import { recordRateLimitRejection } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
@@ -256,11 +257,11 @@ export class RetrievalService {
       const existenceKey = `${cooldownKey}:${body.userId}`;
       let exists = this.deps.existence.get(existenceKey);
       if (exists === undefined) {
-        exists = await withDeadline(backend.userExists(body.userId, { signal }), signal, name);
+        exists = await raceSignal(backend.userExists(body.userId, { signal }), signal, name);
         this.deps.existence.set(existenceKey, exists);
       }
       if (!exists) throw new Fallback("COLLECTION_NOT_FOUND");
-      return await withDeadline(
+      return await raceSignal(
         backend.search({
           userId: body.userId,
           query: body.query ?? "",
@@ -288,30 +289,6 @@ export class RetrievalService {
 
 function requireAdmin(principal: Principal, field: string): void {
   if (!principal.scopes.has("admin")) throw new HttpProblem("FORBIDDEN", `${field}: needs the 'admin' scope`);
-}
-
-/** Resolves with the call, or rejects with BackendError(unavailable) when the signal fires first (a stuck adapter). */
-function withDeadline<T>(call: Promise<T>, signal: AbortSignal, backend: BackendName): Promise<T> {
-  const aborted = () =>
-    new BackendError({ kind: "unavailable", backend, message: `${backend} did not answer in time` });
-  if (signal.aborted) {
-    call.catch(() => undefined);
-    return Promise.reject(aborted());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(aborted());
-    signal.addEventListener("abort", onAbort, { once: true });
-    call.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 function round(ms: number): number {

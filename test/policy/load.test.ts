@@ -1,7 +1,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../../src/policy/canonical";
-import { formatProblem, parsePolicyText, readPolicyFile } from "../../src/policy/load";
+import { compilePolicyFile } from "../../src/policy/compile";
+import { formatProblem, parsePolicyText } from "../../src/policy/load";
 
 const lines = (text: string, file = "policies/p.yaml"): string[] => {
   const r = parsePolicyText(text, file);
@@ -100,7 +101,7 @@ describe("policy files", () => {
   });
 
   test("an unreadable file is reported, not thrown", async () => {
-    const r = await readPolicyFile("/nonexistent/policy.yaml");
+    const r = await compilePolicyFile("/nonexistent/policy.yaml");
     expect(r.ok).toBe(false);
     if (!r.ok)
       expect(formatProblem(r.problems[0] ?? { file: "", path: [], message: "" })).toBe(
@@ -113,7 +114,7 @@ describe("policy files", () => {
     const files = readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
     expect(files.length).toBeGreaterThanOrEqual(3);
     for (const f of files) {
-      const r = await readPolicyFile(join(dir, f));
+      const r = await compilePolicyFile(join(dir, f));
       expect(r.ok ? "ok" : r.problems.map(formatProblem).join("\n")).toBe("ok");
     }
   });

@@ -54,7 +54,8 @@ function guard<T>(signal: AbortSignal, what: string, run: () => T): T {
   }
 }
 
-function toCandidate(record: MemoryRecord, score: number): Candidate {
+/** A stored record as a search candidate (also used by the OpenMemory surface over the local store). */
+export function toCandidate(record: MemoryRecord, score: number): Candidate {
   const candidate: Candidate = {
     id: record.id,
     content: record.content,

@@ -14,9 +14,9 @@
  * - query: the user's BM25 search (score normalized by the local backend), then seed 003's extras and the
  *   policy, as for an upstream OpenMemory (./shape.ts).
  */
-import { type LocalBackend, LocalDataError, type MemoryRecord } from "../../backends/local";
+import { type LocalBackend, LocalDataError, type MemoryRecord, toCandidate } from "../../backends/local";
 import { sectorToType } from "../../backends/openmemory/map";
-import type { Candidate, MemoryType } from "../../pipeline/types";
+import type { MemoryType } from "../../pipeline/types";
 import type { CompiledPolicy } from "../../policy/compile";
 import { createdMsOf, docIdOf } from "./extras";
 import { OPENMEMORY_MAX_K, type OpenMemoryQuery } from "./request";
@@ -165,22 +165,6 @@ export class LocalOpenMemory {
 function sectorOf(meta: Record<string, unknown>, type: MemoryType): string {
   const asked = SECTORS.find((s) => s === meta.sector);
   return asked ?? TYPE_SECTOR[type];
-}
-
-function toCandidate(record: MemoryRecord, score: number): Candidate {
-  const candidate: Candidate = {
-    id: record.id,
-    content: record.content,
-    score,
-    timestamp: record.timestamp,
-    sessionId: record.sessionId,
-    type: record.type,
-    backend: "local",
-    sourceId: record.id,
-  };
-  if (record.messageId !== undefined) candidate.messageId = record.messageId;
-  if (record.role !== undefined) candidate.role = record.role;
-  return candidate;
 }
 
 const surfaces = new WeakMap<LocalBackend, LocalOpenMemory>();
