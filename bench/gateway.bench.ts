@@ -17,7 +17,7 @@
  *
  * `--profile` runs the gateway under `node --cpu-prof` and prints its top self-time functions and packages.
  */
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -25,15 +25,16 @@ import { join, resolve } from "node:path";
 import { growthTable } from "./gateway/growth";
 import type { LoadResult, LoadSpec } from "./gateway/load";
 import { Gateway, type HeapSample } from "./gateway/memgate";
-import { Helper, startRedis, stopChild } from "./gateway/procs";
+import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
 import {
   addedTable,
   goalLines,
+  latencyTable,
   type Measured,
   type Mode,
   maxTable,
   merge,
-  rateTable,
+  type Run,
   type Scenario,
   type Target,
 } from "./gateway/report";
@@ -49,9 +50,11 @@ const PROFILE = argv.includes("--profile");
 const RATE = Number(flag("rate") ?? 500);
 const ONLY = flag("only")?.split(",");
 const ROUNDS = QUICK ? 1 : 2;
-const SECONDS = QUICK ? 2 : 4;
+/** Seconds per run (after the warm-up), by mode. */
+const SECONDS: Record<Mode, number> = QUICK ? { seq: 1, rate: 2, max: 2 } : { seq: 2, rate: 4, max: 3 };
 const WARMUP_S = QUICK ? 0.5 : 1;
 const CONNECTIONS = 32;
+const MODES: readonly Mode[] = ["seq", "rate", "max"];
 const DELAYS = [0, 50] as const;
 const IN_FLIGHT = 200;
 const USER = "bench-user";
@@ -69,7 +72,8 @@ type Server = Helper<ServerRequest, ServerReply>;
 
 interface Parties {
   backend: { helper: Server; url: string };
-  floorUrl: string;
+  floor: { child: ChildProcess; url: string };
+  redis: ChildProcess;
   gateway: Gateway;
   load: Helper<LoadSpec, LoadResult>;
 }
@@ -77,7 +81,13 @@ interface Parties {
 const retrieveBody = (query: string) =>
   JSON.stringify({ userId: USER, sessionId: "s-1", query, useMemory: true });
 
-function specFor(p: Parties, target: Target, mode: Mode, warmupS = WARMUP_S, seconds = SECONDS): LoadSpec {
+function specFor(
+  p: Parties,
+  target: Target,
+  mode: Mode,
+  warmupS = WARMUP_S,
+  seconds = SECONDS[mode],
+): LoadSpec {
   const common = { mode, rate: RATE, connections: CONNECTIONS, warmupS, durationS: seconds };
   switch (target) {
     case "direct": {
@@ -104,7 +114,12 @@ function specFor(p: Parties, target: Target, mode: Mode, warmupS = WARMUP_S, sec
         unique: false,
       };
     case "floor":
-      return { ...common, url: `${p.floorUrl}/floor`, body: retrieveBody("what do I order?"), unique: false };
+      return {
+        ...common,
+        url: `${p.floor.url}/floor`,
+        body: retrieveBody("what do I order?"),
+        unique: false,
+      };
   }
 }
 
@@ -112,17 +127,18 @@ function diff(after: Map<string, number>, before: Map<string, number>): Map<stri
   return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]));
 }
 
-async function runScenario(
-  p: Parties,
-  s: Scenario,
-  mode: Mode,
-): Promise<{ result: LoadResult; answers: Map<string, number> }> {
+async function runScenario(p: Parties, s: Scenario, mode: Mode): Promise<Run> {
   if (s.backendMs !== undefined) await p.backend.helper.ask({ op: "delay", ms: s.backendMs });
   const viaGateway = s.target === "miss" || s.target === "hit";
+  const server =
+    s.target === "direct" ? p.backend.helper.child : s.target === "floor" ? p.floor.child : p.gateway.child;
   const before = viaGateway ? await p.gateway.answers() : new Map<string, number>();
+  const cpu0 = [cpuMs(server.pid), cpuMs(p.redis.pid)];
   const result = await p.load.ask(specFor(p, s.target, mode));
+  const cpu1 = [cpuMs(server.pid), cpuMs(p.redis.pid)];
   const answers = viaGateway ? diff(await p.gateway.answers(), before) : new Map<string, number>();
-  return { result, answers };
+  const cpu = { serverMs: (cpu1[0] ?? 0) - (cpu0[0] ?? 0), redisMs: (cpu1[1] ?? 0) - (cpu0[1] ?? 0) };
+  return { result, answers, cpu };
 }
 
 /** One POST, resolved with the status (the heap phase's requests, sent from here: this process serves nothing). */
@@ -174,7 +190,8 @@ async function main(): Promise<void> {
   }
   console.log(
     `processes: redis-server, fake OpenMemory, bare Express, OTLP sink, memgate (dist/, Redis cache + limits, ` +
-      `tracing → OTLP, info logs), load generator; ${ROUNDS} round(s) × ${SECONDS} s per scenario and mode ` +
+      `tracing → OTLP, info logs), load generator; ${ROUNDS} round(s) per scenario and mode of ` +
+      `${SECONDS.seq} s (one at a time), ${SECONDS.rate} s (fixed rate), ${SECONDS.max} s (max) ` +
       `(+ ${WARMUP_S} s warm-up each), rounds interleaved`,
   );
 
@@ -194,12 +211,13 @@ async function main(): Promise<void> {
   });
   const p: Parties = {
     backend: { helper: backend.helper, url: url(backend.hello) },
-    floorUrl: url(floor.hello),
+    floor: { child: floor.helper.child, url: url(floor.hello) },
+    redis: redis.child,
     gateway,
     load: load.helper,
   };
 
-  const runs = new Map<string, Array<{ result: LoadResult; answers: Map<string, number> }>>();
+  const runs = new Map<string, Run[]>();
   let heap: Awaited<ReturnType<typeof heapPerInFlight>> | undefined;
   try {
     // JIT warm-up of every path (not counted), and the hit query's cache entry.
@@ -207,7 +225,7 @@ async function main(): Promise<void> {
       await p.load.ask(specFor(p, target, "max", 0, QUICK ? 1 : 2));
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const mode of ["rate", "max"] as const) {
+      for (const mode of MODES) {
         for (const s of SCENARIOS) {
           const key = `${mode}:${s.target}:${s.backendMs}`;
           runs.set(key, [...(runs.get(key) ?? []), await runScenario(p, s, mode)]);
@@ -224,16 +242,18 @@ async function main(): Promise<void> {
   }
 
   const measured: Measured[] = [];
-  for (const mode of ["rate", "max"] as const) {
+  for (const mode of MODES) {
     for (const s of SCENARIOS)
       measured.push(merge(s, mode, runs.get(`${mode}:${s.target}:${s.backendMs}`) ?? []));
   }
+  console.log(heading("latency, one request at a time"));
+  console.log(latencyTable(measured, "seq", "closed loop, 1 connection, keep-alive"));
   console.log(heading(`latency at a fixed rate: ${RATE} requests/s`));
-  console.log(rateTable(measured, RATE));
+  console.log(latencyTable(measured, "rate", `open loop, ${RATE} requests/s, each sent on schedule`));
   console.log(heading(`throughput: as fast as it answers (${CONNECTIONS} connections)`));
   console.log(maxTable(measured, CONNECTIONS));
   console.log(heading("memgate's added latency"));
-  console.log(addedTable(measured, DELAYS));
+  console.log(addedTable(measured, DELAYS, RATE));
   if (heap !== undefined) {
     console.log(heading(`heap per in-flight request (${IN_FLIGHT} requests held at a slow backend)`));
     console.log(

@@ -37,18 +37,32 @@ export function growthTable(budgetMs: number): string {
     { label: "strict-pii.yaml (redaction)", compiled: load("strict-pii") },
   ];
   warmTokenizers(policies.map((p) => p.compiled.policy.tokenizer));
-  const rows = SIZES.map((size) => {
+  const cells = SIZES.map((size) => {
     const setCount = Math.max(4, Math.min(32, Math.floor(1_000_000 / (size.count * size.chars))));
     const sets = makeCandidateSets({ ...size, seed: 11, sets: setCount });
-    const chars = describeCorpus(sets).meanChars * size.count;
-    const medians = policies.map(({ compiled }) => {
-      const fn = (i: number) =>
-        runPipeline({ userId: "u", candidates: sets[i % sets.length] ?? [], backend: "local" }, compiled);
-      const mean = warmUp(budgetMs / 4, fn, 5);
-      return summarize(sampleWithCpu(callsFor(budgetMs, mean, 15, 2000), fn).cpu).median;
-    });
-    return { size, chars, medians };
+    const fns = policies.map(
+      ({ compiled }) =>
+        (i: number) =>
+          runPipeline({ userId: "u", candidates: sets[i % sets.length] ?? [], backend: "local" }, compiled),
+    );
+    return { size, chars: describeCorpus(sets).meanChars * size.count, fns };
   });
+  // Every cell warmed (JIT, tokenizer caches) before any is timed, then timed in two interleaved rounds.
+  const plans = cells.flatMap((c) =>
+    c.fns.map((fn) => ({
+      fn,
+      n: callsFor(budgetMs / 2, warmUp(budgetMs / 3, fn, 5), 10, 1000),
+      cpu: [] as number[],
+    })),
+  );
+  for (let round = 0; round < 2; round++) {
+    for (const p of plans) p.cpu.push(...sampleWithCpu(p.n, p.fn).cpu);
+  }
+  const rows = cells.map((c, i) => ({
+    size: c.size,
+    chars: c.chars,
+    medians: policies.map((_, k) => summarize(plans[i * policies.length + k]?.cpu ?? []).median),
+  }));
   const base = rows[0];
   return table(
     [

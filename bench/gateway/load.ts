@@ -7,6 +7,8 @@
  *         moment it was sent to the last byte of its answer, in µs resolution. autocannon's own `--overallRate`
  *         is not used for this: it sends each connection's quota for the second back to back at the top of the
  *         second (bursts, not a rate) and corrects for coordinated omission with a 1 ms expected interval.
+ *   seq   one request at a time on one keep-alive connection (the unloaded latency, as the peers' overhead
+ *         figures were measured).
  *   max   closed loop for throughput: autocannon (programmatic API) with `connections` connections, each sending
  *         its next request as soon as the previous answer arrived; latencies taken from autocannon's per-answer
  *         `response` event (float ms), not from its integer-ms histogram.
@@ -22,7 +24,7 @@ export interface LoadSpec {
   url: string;
   body: string;
   unique: boolean;
-  mode: "rate" | "max";
+  mode: "rate" | "max" | "seq";
   /** rate mode: requests per second. */
   rate?: number;
   /** max mode: concurrent connections. */
@@ -38,6 +40,8 @@ export interface LoadResult {
   failed: number;
   /** Length of the counted part, s. */
   seconds: number;
+  /** Every answer, the warm-up's included (to divide the servers' CPU time by). */
+  total: number;
   /** rate mode: p99 of how late requests were sent (whether the generator kept up), ms. */
   sendLagP99?: number;
 }
@@ -49,10 +53,40 @@ function bodyFor(spec: LoadSpec): string {
   return spec.unique ? spec.body.replace("{n}", `${process.pid}-${unique++}`) : spec.body;
 }
 
-function result(latencies: number[], failed: number, seconds: number, lag?: number[]): LoadResult {
-  const out: LoadResult = { latencies, failed, seconds };
+function result(
+  latencies: number[],
+  failed: number,
+  seconds: number,
+  total: number,
+  lag?: number[],
+): LoadResult {
+  const out: LoadResult = { latencies, failed, seconds, total };
   if (lag !== undefined) out.sendLagP99 = summarize(lag).p99;
   return out;
+}
+
+/** One POST on `agent`; resolves with its latency in ms (send → last byte), or NaN when it failed. */
+function send(spec: LoadSpec, url: URL, agent: Agent): Promise<number> {
+  return new Promise((resolve) => {
+    const sentAt = process.hrtime.bigint();
+    let settled = false;
+    const settle = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      resolve(ok ? Number(process.hrtime.bigint() - sentAt) / 1e6 : Number.NaN);
+    };
+    const req = request(
+      { agent, host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: HEADERS },
+      (res) => {
+        res.resume();
+        res.on("end", () => settle((res.statusCode ?? 0) < 300));
+        res.on("error", () => settle(false));
+      },
+    );
+    req.on("error", () => settle(false));
+    req.setTimeout(10_000, () => req.destroy());
+    req.end(bodyFor(spec));
+  });
 }
 
 function runRate(spec: LoadSpec): Promise<LoadResult> {
@@ -69,34 +103,18 @@ function runRate(spec: LoadSpec): Promise<LoadResult> {
   let sent = 0;
   const start = process.hrtime.bigint();
   return new Promise((resolve) => {
-    const finish = () => {
-      agent.destroy();
-      resolve(result(latencies, failed, spec.durationS, lag));
-    };
     const fire = (i: number) => {
-      const sentAt = process.hrtime.bigint();
-      if (i >= skip) lag.push((Number(sentAt - start) - i * intervalNs) / 1e6);
-      let counted = false;
-      const count = (ok: boolean) => {
-        if (counted) return;
-        counted = true;
+      if (i >= skip) lag.push((Number(process.hrtime.bigint() - start) - i * intervalNs) / 1e6);
+      void send(spec, url, agent).then((ms) => {
         if (i >= skip) {
-          if (ok) latencies.push(Number(process.hrtime.bigint() - sentAt) / 1e6);
-          else failed++;
+          if (Number.isNaN(ms)) failed++;
+          else latencies.push(ms);
         }
-        if (++done === total) finish();
-      };
-      const req = request(
-        { agent, host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: HEADERS },
-        (res) => {
-          res.resume();
-          res.on("end", () => count((res.statusCode ?? 0) < 300));
-          res.on("error", () => count(false));
-        },
-      );
-      req.on("error", () => count(false));
-      req.setTimeout(10_000, () => req.destroy());
-      req.end(bodyFor(spec));
+        if (++done === total) {
+          agent.destroy();
+          resolve(result(latencies, failed, spec.durationS, total, lag));
+        }
+      });
     };
     const tick = () => {
       const now = Number(process.hrtime.bigint() - start);
@@ -107,9 +125,31 @@ function runRate(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
+/** One request at a time on one keep-alive connection: the latency of an unloaded server. */
+async function runSequential(spec: LoadSpec): Promise<LoadResult> {
+  const url = new URL(spec.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  let failed = 0;
+  let total = 0;
+  const start = Date.now();
+  const warmupEnd = start + spec.warmupS * 1000;
+  const end = warmupEnd + spec.durationS * 1000;
+  for (let now = start; now < end; now = Date.now()) {
+    const ms = await send(spec, url, agent);
+    total++;
+    if (now < warmupEnd) continue;
+    if (Number.isNaN(ms)) failed++;
+    else latencies.push(ms);
+  }
+  agent.destroy();
+  return result(latencies, failed, spec.durationS, total);
+}
+
 function runMax(spec: LoadSpec): Promise<LoadResult> {
   const latencies: number[] = [];
   let failed = 0;
+  let total = 0;
   const start = Date.now();
   const warmupMs = spec.warmupS * 1000;
   return new Promise((resolve, reject) => {
@@ -129,10 +169,11 @@ function runMax(spec: LoadSpec): Promise<LoadResult> {
       },
       (err) => {
         if (err) reject(err);
-        else resolve(result(latencies, failed, spec.durationS));
+        else resolve(result(latencies, failed, spec.durationS, total));
       },
     );
     tracker.on("response", (_client, status, _bytes, ms) => {
+      total++;
       if (Date.now() - start < warmupMs) return;
       if (status < 300) latencies.push(ms);
       else failed++;
@@ -144,7 +185,7 @@ function runMax(spec: LoadSpec): Promise<LoadResult> {
 }
 
 process.on("message", (spec: LoadSpec) => {
-  const run = spec.mode === "rate" ? runRate(spec) : runMax(spec);
+  const run = spec.mode === "rate" ? runRate(spec) : spec.mode === "seq" ? runSequential(spec) : runMax(spec);
   run.then(
     (r) => process.send?.(r),
     (err: unknown) => {

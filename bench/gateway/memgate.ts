@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort, stopChild, until } from "./procs";
+import { freePort, stopChild, track, until } from "./procs";
 
 const ROOT = resolve(__dirname, "../..");
 
@@ -18,7 +18,7 @@ function benchPolicy(): string {
   const shipped = readFileSync(join(ROOT, "policies/default.yaml"), "utf8");
   return shipped
     .replace(/^# backend: .*$/m, "backend: openmemory")
-    .replace(/perUser: \{[^}]*\}/, "perUser: { points: 9999999, durationSeconds: 60 }")
+    .replace(/perUser: \{[^}]*\}/, "perUser: { points: 1000000, durationSeconds: 60 }")
     .replace(/backendMs: \d+/, "backendMs: 10000");
 }
 
@@ -36,6 +36,8 @@ export interface GatewayOptions {
   sinkUrl: string;
   /** Directory for a CPU profile (`--cpu-prof`), written when the gateway exits. */
   cpuProfDir?: string;
+  /** More environment (experiments: e.g. OTEL_SDK_DISABLED=true to see what tracing costs). */
+  env?: Record<string, string>;
 }
 
 export class Gateway {
@@ -72,28 +74,31 @@ export class Gateway {
       join(__dirname, "heap-probe.cjs"),
       join(ROOT, "bin/memgate.js"),
     ];
-    const child = spawn(process.execPath, [...args, "serve"], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        MEMGATE_BACKEND: "openmemory",
-        OPENMEMORY_URL: opts.backendUrl,
-        REDIS_URL: opts.redisUrl,
-        MEMGATE_REDIS_PREFIX: "gwbench:",
-        MEMGATE_POLICY_DIR: dir,
-        MEMGATE_LOCAL_DATA: join(dir, "empty.jsonl"),
-        MEMGATE_KEY_RATE_LIMIT: "9999999/60",
-        // Room for the heap phase's in-flight requests (the default bulkhead is 32 + 32 queued).
-        MEMGATE_BULKHEAD_LIMIT: "512",
-        LOG_LEVEL: "info",
-        OTEL_TRACES_EXPORTER: "otlp",
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
-        OTEL_EXPORTER_OTLP_ENDPOINT: opts.sinkUrl,
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const child = track(
+      spawn(process.execPath, [...args, "serve"], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOST: "127.0.0.1",
+          PORT: String(port),
+          MEMGATE_BACKEND: "openmemory",
+          OPENMEMORY_URL: opts.backendUrl,
+          REDIS_URL: opts.redisUrl,
+          MEMGATE_REDIS_PREFIX: "gwbench:",
+          MEMGATE_POLICY_DIR: dir,
+          MEMGATE_LOCAL_DATA: join(dir, "empty.jsonl"),
+          MEMGATE_KEY_RATE_LIMIT: "9999999/60",
+          // Room for the heap phase's in-flight requests (the default bulkhead is 32 + 32 queued).
+          MEMGATE_BULKHEAD_LIMIT: "512",
+          LOG_LEVEL: "info",
+          OTEL_TRACES_EXPORTER: "otlp",
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+          OTEL_EXPORTER_OTLP_ENDPOINT: opts.sinkUrl,
+          ...opts.env,
+        },
+        stdio: ["ignore", "ignore", "pipe"],
+      }),
+    );
     const gw = new Gateway(child, `http://127.0.0.1:${port}`);
     await until("the gateway's /readyz with Redis", async () => {
       if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}): ${gw.stderr}`);

@@ -3,7 +3,36 @@
  * bench helper processes (bench/gateway/servers.ts, bench/gateway/load.ts) that talk over an IPC channel.
  */
 import { type ChildProcess, fork, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
+
+/** Every child this bench started: killed when the bench exits, however it exits (no orphan keeps a port). */
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
+export function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux; clock ticks of 10 ms).
+ * NaN where there is no /proc.
+ */
+export function cpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -19,11 +48,16 @@ export async function freePort(): Promise<number> {
 
 export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let last = "";
   while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
+    const ok = await check().catch((err: unknown) => {
+      last = err instanceof Error ? err.message : String(err);
+      return false;
+    });
+    if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`timed out waiting for ${what}`);
+  throw new Error(`timed out waiting for ${what}${last === "" ? "" : ` (last: ${last})`}`);
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -52,7 +86,7 @@ export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<
 export async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-  const child = spawn("redis-server", args, { stdio: "ignore" });
+  const child = track(spawn("redis-server", args, { stdio: "ignore" }));
   const failed = new Promise<never>((_, reject) =>
     child.once("error", (err) =>
       reject(new Error(`cannot run redis-server (${err.message}): apt-get install redis-server`)),
@@ -77,11 +111,13 @@ export class Helper<Req, Res> {
     script: string,
     args: string[],
   ): Promise<{ helper: Helper<Req, Res>; hello: Res }> {
-    const child = fork(script, args, {
-      execArgv: process.execArgv,
-      env: { PATH: process.env.PATH ?? "" },
-      stdio: ["ignore", "ignore", "inherit", "ipc"],
-    });
+    const child = track(
+      fork(script, args, {
+        execArgv: process.execArgv,
+        env: { PATH: process.env.PATH ?? "" },
+        stdio: ["ignore", "ignore", "inherit", "ipc"],
+      }),
+    );
     const helper = new Helper<Req, Res>(child);
     const hello = await helper.next(30_000);
     return { helper, hello };

@@ -84,12 +84,18 @@ export class SingleFlight {
     if (lock === undefined || !opts.shareAcrossReplicas) return { payload: await compute(), role: "leader" };
     const deadline = this.now() + opts.waitMs;
     for (;;) {
-      const token = await lock.acquire(key, opts.lockMs);
+      // Another replica may have filled the entry between our miss and this lock, so the cache is read again. The
+      // read is sent right behind the lock, without waiting for its answer (the round trips overlap): on the one
+      // Redis connection it runs after the SET NX, so it sees the cache as it was once the lock was taken. It is
+      // used only if we got the lock.
+      const acquiring = lock.acquire(key, opts.lockMs);
+      const reread = this.deps.cache.get(key);
+      reread.catch(() => undefined);
+      const token = await acquiring;
       if (token === undefined) return { payload: await compute(), role: "leader" };
       if (token !== null) {
         try {
-          // Another replica may have filled the entry between our miss and this lock.
-          const again = await this.deps.cache.get(key);
+          const again = await reread;
           if (again?.fresh) return { payload: again.payload, role: "remote" };
           return { payload: await compute(), role: "leader" };
         } finally {
