@@ -6,7 +6,7 @@
  * (heap on SIGUSR2), and `--cpu-prof` when asked.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort, stopChild, track, until } from "./procs";
@@ -47,6 +47,7 @@ export class Gateway {
   private constructor(
     readonly child: ChildProcess,
     readonly url: string,
+    private readonly dir: string,
   ) {
     child.stderr?.on("data", (c: Buffer) => {
       this.stderr += c.toString();
@@ -99,13 +100,19 @@ export class Gateway {
         stdio: ["ignore", "ignore", "pipe"],
       }),
     );
-    const gw = new Gateway(child, `http://127.0.0.1:${port}`);
-    await until("the gateway's /readyz with Redis", async () => {
-      if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}): ${gw.stderr}`);
-      const res = await fetch(`${gw.url}/readyz`);
-      const json = (await res.json()) as { checks?: Array<{ name: string; ok: boolean }> };
-      return res.ok && (json.checks ?? []).some((c) => c.name === "redis" && c.ok);
-    });
+    const gw = new Gateway(child, `http://127.0.0.1:${port}`, dir);
+    try {
+      await until("the gateway's /readyz with Redis", async () => {
+        if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}): ${gw.stderr}`);
+        const res = await fetch(`${gw.url}/readyz`);
+        const json = (await res.json()) as { checks?: Array<{ name: string; ok: boolean }> };
+        return res.ok && (json.checks ?? []).some((c) => c.name === "redis" && c.ok);
+      });
+    } catch (err) {
+      await stopChild(child, 2000);
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
     return gw;
   }
 
@@ -137,7 +144,9 @@ export class Gateway {
   }
 
   /** Graceful stop (SIGTERM); a CPU profile is written on this exit. */
-  stop(): Promise<number | null> {
-    return stopChild(this.child);
+  async stop(): Promise<number | null> {
+    const code = await stopChild(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
+    return code;
   }
 }
