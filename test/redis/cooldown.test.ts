@@ -1,21 +1,11 @@
-import type Redis from "ioredis";
-import { type Harness, KEYS } from "../helpers/harness";
-import { body, fakeZep, post, redisHarness } from "./gateway-helpers";
-import { deleteKeys, requireRedis, testPrefix } from "./redis-helpers";
+import { KEYS } from "../helpers/harness";
+import { body, fakeZep, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
+import { testPrefix } from "./redis-helpers";
 
 const PREFIX = testPrefix("cooldown");
 
 describe("backend 429 cooldown shared through Redis", () => {
-  let admin: Redis;
-  const open: Harness[] = [];
-  beforeAll(async () => {
-    admin = await requireRedis();
-  });
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-    await deleteKeys(admin, PREFIX);
-  });
-  afterAll(() => admin.disconnect());
+  const { open, admin } = redisGatewaySuite(PREFIX);
 
   test("a 429 seen by one gateway pauses that tenant's backend on the other, which serves RATE_LIMITED", async () => {
     const a = await redisHarness(PREFIX);
@@ -27,7 +17,7 @@ describe("backend 429 cooldown shared through Redis", () => {
     fakeZep(a).fail("rate_limited", { status: 429, retryAfterMs: 30_000 });
     const limited = await post(a, body({ query: "cold" })).expect(200);
     expect(limited.body.metadata.fallback.code).toBe("RATE_LIMITED");
-    const pttl = await admin.pttl(`${PREFIX}cooldown:acme:zep`);
+    const pttl = await admin().pttl(`${PREFIX}cooldown:acme:zep`);
     expect(pttl).toBeGreaterThan(29_000);
 
     // Gateway b never saw the 429, yet does not call its backend: cached query → cache fallback; new one → skip.
@@ -75,6 +65,6 @@ describe("backend 429 cooldown shared through Redis", () => {
     const conn = a.services.redis;
     if (conn === undefined) throw new Error("no redis");
     await new RedisBackendCooldown(conn).start("acme:zep", 1000);
-    expect(await admin.pttl(`${PREFIX}cooldown:acme:zep`)).toBeGreaterThan(15_000);
+    expect(await admin().pttl(`${PREFIX}cooldown:acme:zep`)).toBeGreaterThan(15_000);
   });
 });

@@ -1,7 +1,8 @@
+import type Redis from "ioredis";
 import request from "supertest";
 import { type Harness, type HarnessOptions, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
-import { REDIS_URL, waitFor } from "./redis-helpers";
+import { deleteKeys, REDIS_URL, requireRedis, waitFor } from "./redis-helpers";
 
 export const MEMORIES = [
   makeCandidate({ id: "f1", content: "Ana orders an oat milk flat white.", score: 0.9 }),
@@ -45,4 +46,28 @@ export function fakeZep(h: Harness) {
   const zep = h.zep.acme;
   if (zep === undefined) throw new Error("the harness has no fake Zep for acme");
   return zep;
+}
+
+/**
+ * The lifecycle every Redis gateway suite shares: one admin connection (the suite fails with instructions when
+ * Redis is unreachable), the harnesses a test opened closed after it, and the suite's keys deleted.
+ */
+export function redisGatewaySuite(prefix: string): { open: Harness[]; admin: () => Redis } {
+  let client: Redis | undefined;
+  const open: Harness[] = [];
+  beforeAll(async () => {
+    client = await requireRedis();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((h) => h.close()));
+    if (client) await deleteKeys(client, prefix);
+  });
+  afterAll(() => client?.disconnect());
+  return {
+    open,
+    admin: () => {
+      if (!client) throw new Error("Redis admin connection is not open");
+      return client;
+    },
+  };
 }

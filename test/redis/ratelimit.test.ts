@@ -1,9 +1,7 @@
-import type Redis from "ioredis";
 import request from "supertest";
-import type { Harness } from "../helpers/harness";
 import { KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
-import { body, fakeZep, post, redisHarness } from "./gateway-helpers";
-import { deleteKeys, keysUnder, requireRedis, testPrefix } from "./redis-helpers";
+import { body, fakeZep, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
+import { keysUnder, testPrefix } from "./redis-helpers";
 
 const PREFIX = testPrefix("ratelimit");
 
@@ -15,16 +13,7 @@ const limitedTenants = () =>
   );
 
 describe("rate limits on Redis", () => {
-  let admin: Redis;
-  const open: Harness[] = [];
-  beforeAll(async () => {
-    admin = await requireRedis();
-  });
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-    await deleteKeys(admin, PREFIX);
-  });
-  afterAll(() => admin.disconnect());
+  const { open, admin } = redisGatewaySuite(PREFIX);
 
   test("per API key: RateLimit headers on every answer, then 429 problem+json with Retry-After", async () => {
     const h = await redisHarness(PREFIX, { tenants: limitedTenants() });
@@ -49,7 +38,7 @@ describe("rate limits on Redis", () => {
     const other = await post(h, body(), KEYS.acmeOps).expect(200);
     expect(other.headers["ratelimit-policy"]).toBe('"key";q=600;w=60');
     // The counters live in Redis under the prefix, with the key id hashed.
-    const keys = await keysUnder(admin, `${PREFIX}rl:key:`);
+    const keys = await keysUnder(admin(), `${PREFIX}rl:key:`);
     expect(keys.length).toBe(2);
     expect(keys.join(" ")).not.toContain("acme");
   });
@@ -99,7 +88,7 @@ describe("rate limits on Redis", () => {
     const other = await post(h, body({ policy: "tight", userId: "u-9" })).expect(200);
     expect(other.body.metadata.fallback).toBeNull();
     // The per-user counter's key does not contain the user id.
-    const keys = await keysUnder(admin, `${PREFIX}rl:user:`);
+    const keys = await keysUnder(admin(), `${PREFIX}rl:user:`);
     expect(keys.length).toBe(2);
     expect(keys.join(" ")).not.toMatch(/u-123|u-9/);
   });

@@ -1,10 +1,8 @@
-import type Redis from "ioredis";
 import type request from "supertest";
 import { BackendError } from "../../src/backends/types";
-import type { Harness } from "../helpers/harness";
 import { makeHarness } from "../helpers/harness";
-import { body, fakeZep, MEMORIES, post, redisHarness } from "./gateway-helpers";
-import { deleteKeys, requireRedis, testPrefix } from "./redis-helpers";
+import { body, fakeZep, MEMORIES, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
+import { testPrefix } from "./redis-helpers";
 
 const PREFIX = testPrefix("flight");
 const N = 20;
@@ -14,16 +12,7 @@ function ids(res: request.Response): string[] {
 }
 
 describe("single-flight: identical concurrent requests make one backend call", () => {
-  let admin: Redis;
-  const open: Harness[] = [];
-  beforeAll(async () => {
-    admin = await requireRedis();
-  });
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-    await deleteKeys(admin, PREFIX);
-  });
-  afterAll(() => admin.disconnect());
+  const { open } = redisGatewaySuite(PREFIX);
 
   test(`within one gateway on Redis: ${N} identical requests → 1 backend call, the same memories for all`, async () => {
     const h = await redisHarness(PREFIX);
