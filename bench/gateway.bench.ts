@@ -14,8 +14,10 @@
  * and the pipeline's growth with input size. Prints goal lines; exits 0 whatever the figures.
  *
  *   npx tsx bench/gateway.bench.ts [--quick] [--no-build] [--rate=500] [--profile] [--only=hit,floor]
+ *                                  [--env=NAME=value,NAME=value]
  *
  * `--profile` runs the gateway under `node --cpu-prof` and prints its top self-time functions and packages.
+ * `--env` adds environment to the gateway's (experiments: `--env=OTEL_TRACES_EXPORTER=none` is tracing off).
  */
 import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
@@ -49,6 +51,16 @@ const QUICK = argv.includes("--quick");
 const PROFILE = argv.includes("--profile");
 const RATE = Number(flag("rate") ?? 500);
 const ONLY = flag("only")?.split(",");
+const GATEWAY_ENV: Record<string, string> = Object.fromEntries(
+  (
+    argv
+      .find((a) => a.startsWith("--env="))
+      ?.slice("--env=".length)
+      .split(",") ?? []
+  )
+    .filter((kv) => kv.includes("="))
+    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+);
 const ROUNDS = QUICK ? 1 : 2;
 /** Seconds per run (after the warm-up), by mode. */
 const SECONDS: Record<Mode, number> = QUICK ? { seq: 1, rate: 2, max: 2 } : { seq: 2, rate: 4, max: 3 };
@@ -183,6 +195,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   console.log(`# gateway bench${QUICK ? " — QUICK mode, rough figures" : ""}`);
   for (const line of hostInfo()) console.log(line);
+  if (Object.keys(GATEWAY_ENV).length > 0)
+    console.log(`gateway environment added: ${JSON.stringify(GATEWAY_ENV)}`);
   if (!argv.includes("--no-build")) {
     const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" });
     if (build.status !== 0)
@@ -208,6 +222,7 @@ async function main(): Promise<void> {
     redisUrl: redis.url,
     sinkUrl: url(sink.hello),
     ...(profDir === undefined ? {} : { cpuProfDir: profDir }),
+    env: GATEWAY_ENV,
   });
   const p: Parties = {
     backend: { helper: backend.helper, url: url(backend.hello) },

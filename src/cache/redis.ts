@@ -26,15 +26,25 @@ export class RedisPayloadCache implements PayloadCache {
     return this.redis.ready();
   }
 
+  /** The Redis key of an entry (read by src/retrieval/admission-redis.ts in its own script). */
+  redisKey(key: string): string {
+    return this.redis.key(key);
+  }
+
   async get(key: string): Promise<CacheLookup | undefined> {
     if (!this.redis.ready()) return undefined;
     let raw: string | null;
     try {
-      raw = await this.redis.client.get(this.redis.key(key));
+      raw = await this.redis.client.get(this.redisKey(key));
     } catch (err) {
       this.redis.failed("cache get", err);
       return undefined;
     }
+    return this.lookup(raw);
+  }
+
+  /** A stored value (or null: none) as a lookup; an unreadable value is a miss, reported. */
+  lookup(raw: string | null): CacheLookup | undefined {
     if (raw === null) return undefined;
     const entry = parseEntry(raw);
     if (entry === undefined) {
@@ -50,7 +60,7 @@ export class RedisPayloadCache implements PayloadCache {
     const storedAt = this.now();
     const entry: StoredEntry = { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 };
     try {
-      await this.redis.client.set(this.redis.key(key), JSON.stringify(entry), "PX", keepMs);
+      await this.redis.client.set(this.redisKey(key), JSON.stringify(entry), "PX", keepMs);
     } catch (err) {
       this.redis.failed("cache set", err);
     }

@@ -5,6 +5,18 @@ import { decide } from "./decide";
 import { type RateDecision, type RateLimiter, type RateRule, ruleId } from "./types";
 
 /**
+ * One consume whose increment a caller sends itself, inside a larger script (src/retrieval/admission-redis.ts):
+ * the counter's Redis key (the one RateLimiterRedis uses, so both paths count together), the decision from the
+ * script's `{consumed, ttl}` (rate-limiter-flexible's arithmetic), and the insurance limiter for when the script
+ * cannot run.
+ */
+export interface PreparedConsume {
+  redisKey: string;
+  fromCounter(consumed: number, ttlMs: number): RateDecision;
+  insurance(): Promise<RateDecision>;
+}
+
+/**
  * The limiter shared by every replica (CONTRACT §9): one RateLimiterRedis per distinct rule, each with an
  * in-memory insurance limiter that counts while Redis is unreachable (`rejectIfRedisNotReady`: no waiting on a
  * dead connection). During an outage each replica then enforces the rule on its own, so the fleet may let
@@ -41,8 +53,28 @@ export class RedisRateLimiter implements RateLimiter {
     return limiter;
   }
 
+  /** True when a consume would go to Redis now (false: the insurance answers). */
+  usable(): boolean {
+    return this.redis.ready();
+  }
+
+  prepare(key: string, rule: RateRule): PreparedConsume {
+    const hashed = hashKey(key);
+    const { shared, insurance } = this.limiterFor(rule);
+    return {
+      redisKey: shared.getKey(hashed),
+      fromCounter(consumed, ttlMs) {
+        if (consumed <= rule.points)
+          return { allowed: true, retryAfterMs: 0, remaining: rule.points - consumed, resetMs: ttlMs };
+        const wait = Math.max(1, ttlMs);
+        return { allowed: false, retryAfterMs: wait, remaining: 0, resetMs: wait };
+      },
+      insurance: () => decide(insurance.consume(hashed), rule),
+    };
+  }
+
   async consume(key: string, rule: RateRule): Promise<RateDecision> {
-    const hashed = createHash("sha256").update(key).digest("base64url").slice(0, 32);
+    const hashed = hashKey(key);
     const { shared, insurance } = this.limiterFor(rule);
     // While Redis is known to be unusable (e.g. suspended after timeouts) go straight to the insurance.
     if (!this.redis.ready()) return decide(insurance.consume(hashed), rule);
@@ -54,4 +86,8 @@ export class RedisRateLimiter implements RateLimiter {
       this.redis.failed("rate limit", new Error("Command timed out"));
     return decision;
   }
+}
+
+function hashKey(key: string): string {
+  return createHash("sha256").update(key).digest("base64url").slice(0, 32);
 }

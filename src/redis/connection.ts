@@ -104,7 +104,9 @@ export class RedisConnection {
     }
   }
 
+  /** Idempotent: a second close does nothing (ioredis would arm another timer on an ended connection). */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     if (this.ready()) {
       try {

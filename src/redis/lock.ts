@@ -1,13 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type { FlightLock } from "../cache/singleflight";
 import type { RedisConnection } from "./connection";
+import { defineScript, type RedisScript } from "./scripts";
 
 /** Deletes the lock only if it still holds our token: a holder whose lock expired never frees someone else's. */
 const RELEASE = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`;
 
 /** The single-flight lock in Redis: `SET <prefix>flight:<cache key> <token> NX PX <ttl>`. */
 export class RedisFlightLock implements FlightLock {
-  constructor(private readonly redis: RedisConnection) {}
+  private readonly unlock: RedisScript;
+
+  constructor(private readonly redis: RedisConnection) {
+    this.unlock = defineScript(redis.client, "memgateFlightRelease", 1, RELEASE);
+  }
 
   private lockKey(key: string): string {
     return this.redis.key(`flight:${key}`);
@@ -38,7 +43,7 @@ export class RedisFlightLock implements FlightLock {
   async release(key: string, token: string): Promise<void> {
     if (!this.redis.ready()) return;
     try {
-      await this.redis.client.eval(RELEASE, 1, this.lockKey(key), token);
+      await this.unlock([this.lockKey(key)], [token]);
     } catch (err) {
       this.redis.failed("flight unlock", err);
     }

@@ -1,4 +1,5 @@
 import type { RedisConnection } from "../redis/connection";
+import { defineScript, type RedisScript } from "../redis/scripts";
 import { type BackendCooldown, clampCooldown, MemoryBackendCooldown } from "./cooldown";
 
 /** Sets the cooldown unless a longer one is already running (two replicas seeing two 429s keep the later end). */
@@ -13,19 +14,36 @@ return 1`;
  */
 export class RedisBackendCooldown implements BackendCooldown {
   private readonly local: MemoryBackendCooldown;
+  private readonly extend: RedisScript;
 
   constructor(
     private readonly redis: RedisConnection,
     now: () => number = Date.now,
   ) {
     this.local = new MemoryBackendCooldown(now);
+    this.extend = defineScript(redis.client, "memgateCooldownExtend", 1, EXTEND);
+  }
+
+  /** The Redis key of a cooldown (read by src/retrieval/admission-redis.ts in its own script). */
+  redisKey(key: string): string {
+    return this.redis.key(`cooldown:${key}`);
+  }
+
+  /** ms left, from Redis's PTTL of the key (-2 absent, -1 no expiry) and this replica's own copy. */
+  combine(key: string, pttl: number): number {
+    return Math.max(this.local.remainingNow(key), pttl, 0);
+  }
+
+  /** This replica's own copy only (Redis unusable). */
+  localRemaining(key: string): number {
+    return this.local.remainingNow(key);
   }
 
   async remaining(key: string): Promise<number> {
     const local = this.local.remainingNow(key);
     if (!this.redis.ready()) return local;
     try {
-      const left = await this.redis.client.pttl(this.redis.key(`cooldown:${key}`));
+      const left = await this.redis.client.pttl(this.redisKey(key));
       return Math.max(local, left, 0);
     } catch (err) {
       this.redis.failed("cooldown read", err);
@@ -38,7 +56,7 @@ export class RedisBackendCooldown implements BackendCooldown {
     const ms = Math.round(clampCooldown(retryAfterMs));
     if (ms <= 0 || !this.redis.ready()) return;
     try {
-      await this.redis.client.eval(EXTEND, 1, this.redis.key(`cooldown:${key}`), String(ms));
+      await this.extend([this.redisKey(key)], [String(ms)]);
     } catch (err) {
       this.redis.failed("cooldown write", err);
     }

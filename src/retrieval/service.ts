@@ -17,6 +17,7 @@ import { raceSignal } from "../resilience/deadline";
 import { recordRateLimitRejection } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
+import { type Admission, SeparateAdmission } from "./admission";
 import type { BackendCooldown } from "./cooldown";
 import type { ExistenceCache } from "./existence";
 import { answerWithFallback, type FallbackContext } from "./fallback";
@@ -31,6 +32,8 @@ export interface RetrievalDeps {
   cooldown: BackendCooldown;
   // --- redis/single-flight ---
   flights: SingleFlight;
+  /** The limit, cooldown and cache checks (default: the three calls above; with Redis one script). */
+  admission?: Admission;
   overrides: OverrideCache;
   logger: Logger;
 }
@@ -71,7 +74,11 @@ class Fallback extends Error {
  * Throws HttpProblem only for the caller's own faults; everything else becomes a declared fallback.
  */
 export class RetrievalService {
-  constructor(private readonly deps: RetrievalDeps) {}
+  private readonly admission: Admission;
+
+  constructor(private readonly deps: RetrievalDeps) {
+    this.admission = deps.admission ?? new SeparateAdmission(deps);
+  }
 
   /** One retrieval in its `memgate.retrieve` span, with the retrieval metrics (src/telemetry). */
   retrieve(principal: Principal, body: RetrieveBody, signal?: AbortSignal): Promise<RetrievalPayload> {
@@ -122,23 +129,23 @@ export class RetrievalService {
       let cached: Promise<CacheLookup | undefined> | undefined;
       await inSpan("memgate.eligibility", async () => {
         this.checkEligibility(body, compiled);
-        const rateKey = `${tenant.id}:${body.userId}`;
-        // The limit is consumed and the cooldown and the cache are read at the same time: with Redis their round
-        // trips overlap (one round-trip time, not three in a row). Decisions are taken in the same order as before;
-        // the two reads have no effect, so a request the limit or a cooldown refuses has only read for nothing.
-        // (The cache read's Redis span therefore sits under memgate.eligibility; memgate.cache.lookup still
-        // reports its result.)
-        const consumed = this.deps.limiter.consume(rateKey, compiled.policy.rateLimit.perUser);
-        const cooldown = this.deps.cooldown.remaining(cooldownKey);
-        if (!explain) cached = this.deps.cache.get(cacheKey);
-        cached?.catch(() => undefined); // awaited below, unless a decision here ends the request first
-        cooldown.catch(() => undefined);
-        const decision = await consumed;
+        // The limit is consumed and the cooldown and the cache are read at once (with Redis: one script, one round
+        // trip; src/retrieval/admission-redis.ts). Decisions are taken in order: limit, cooldown, then the cache;
+        // a request the limit or a cooldown refuses never uses the cache read. (With Redis the one command's span
+        // sits under memgate.eligibility; memgate.cache.lookup still reports the cache's result.)
+        const checks = this.admission.check({
+          rateKey: `${tenant.id}:${body.userId}`,
+          rule: compiled.policy.rateLimit.perUser,
+          cooldownKey,
+          cacheKey: explain ? undefined : cacheKey,
+        });
+        cached = checks.cached;
+        const decision = await checks.limit;
         if (!decision.allowed) {
           recordRateLimitRejection("user");
           throw new Fallback("RATE_LIMITED", `retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
         }
-        const cooling = await cooldown;
+        const cooling = await checks.cooldownMs;
         if (cooling > 0) {
           recordRateLimitRejection("backend");
           throw new Fallback("RATE_LIMITED", `${backendName} asked to wait ${Math.ceil(cooling / 1000)} s`);

@@ -112,6 +112,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     limiter,
     existence: new ExistenceCache(),
     cooldown: shared.cooldown,
+    admission: shared.admission,
     flights: shared.flights,
     overrides: new OverrideCache(),
     logger,

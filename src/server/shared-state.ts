@@ -11,6 +11,8 @@ import { RedisRateLimiter } from "../ratelimit/redis";
 import type { RateLimiter } from "../ratelimit/types";
 import { RedisConnection } from "../redis/connection";
 import { RedisFlightLock } from "../redis/lock";
+import { type Admission, SeparateAdmission } from "../retrieval/admission";
+import { RedisAdmission } from "../retrieval/admission-redis";
 import { type BackendCooldown, MemoryBackendCooldown } from "../retrieval/cooldown";
 import { RedisBackendCooldown } from "../retrieval/cooldown-redis";
 
@@ -22,6 +24,8 @@ export interface SharedState {
   /** Per-API-key request rate. */
   keyLimits: KeyLimits;
   cooldown: BackendCooldown;
+  /** A retrieval's limit, cooldown and cache checks (with Redis: one round trip). */
+  admission: Admission;
   flights: SingleFlight;
   /** Extra /readyz checks (Redis: degraded, never not-ready, when unreachable). */
   readiness: Array<() => Promise<ReadinessCheck>>;
@@ -33,11 +37,14 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
   const defaultRule = env.MEMGATE_KEY_RATE_LIMIT;
   if (env.REDIS_URL === undefined) {
     const cache = new MemoryPayloadCache();
+    const limiter = new MemoryRateLimiter("user");
+    const cooldown = new MemoryBackendCooldown();
     return {
       cache,
-      limiter: new MemoryRateLimiter("user"),
+      limiter,
       keyLimits: { limiter: new MemoryRateLimiter("key"), defaultRule },
-      cooldown: new MemoryBackendCooldown(),
+      cooldown,
+      admission: new SeparateAdmission({ limiter, cooldown, cache }),
       flights: new SingleFlight({ cache }),
       readiness: [],
       async close() {},
@@ -45,11 +52,14 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
   }
   const redis = new RedisConnection({ url: env.REDIS_URL, prefix: env.MEMGATE_REDIS_PREFIX, logger });
   const cache = new RedisPayloadCache(redis);
+  const limiter = new RedisRateLimiter(redis, "user");
+  const cooldown = new RedisBackendCooldown(redis);
   return {
     cache,
-    limiter: new RedisRateLimiter(redis, "user"),
+    limiter,
     keyLimits: { limiter: new RedisRateLimiter(redis, "key"), defaultRule },
-    cooldown: new RedisBackendCooldown(redis),
+    cooldown,
+    admission: new RedisAdmission(redis, { limiter, cooldown, cache }),
     flights: new SingleFlight({ cache, lock: new RedisFlightLock(redis) }),
     readiness: [() => redis.check()],
     redis,

@@ -1,0 +1,181 @@
+/**
+ * A retrieval's admission (per-user limit, backend cooldown, payload cache read) in one Redis round trip
+ * (src/retrieval/admission-redis.ts), against a real Redis: the same keys and decisions as the separate calls,
+ * the same degradation when the script cannot run, and — through the gateway — the commands a hit and a miss send.
+ */
+import type Redis from "ioredis";
+import { RedisPayloadCache } from "../../src/cache/redis";
+import { silentLogger } from "../../src/logging/logger";
+import { RedisRateLimiter } from "../../src/ratelimit/redis";
+import { RedisConnection } from "../../src/redis/connection";
+import { RedisAdmission } from "../../src/retrieval/admission-redis";
+import { RedisBackendCooldown } from "../../src/retrieval/cooldown-redis";
+import { body, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
+import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
+
+const PREFIX = testPrefix("admission");
+const RULE = { points: 3, durationSeconds: 60 };
+
+function replica(conn: RedisConnection) {
+  const limiter = new RedisRateLimiter(conn, "user");
+  const cooldown = new RedisBackendCooldown(conn);
+  const cache = new RedisPayloadCache(conn);
+  return { limiter, cooldown, cache, admission: new RedisAdmission(conn, { limiter, cooldown, cache }) };
+}
+
+const STORED = JSON.stringify({
+  payload: { memories: [], metadata: { cache: "miss" }, systemPrompt: "" },
+  storedAt: Date.now(),
+  freshUntil: Date.now() + 60_000,
+});
+
+describe("RedisAdmission (real Redis)", () => {
+  let admin: Redis;
+  const conns: RedisConnection[] = [];
+  const connect = async () => {
+    const conn = new RedisConnection({ url: REDIS_URL, prefix: PREFIX, logger: silentLogger() });
+    conns.push(conn);
+    await waitFor("the gateway's redis connection", () => conn.ready());
+    return conn;
+  };
+
+  beforeAll(async () => {
+    admin = await requireRedis();
+  });
+  afterEach(async () => {
+    await Promise.all(conns.splice(0).map((c) => c.close()));
+    await deleteKeys(admin, PREFIX);
+  });
+  afterAll(() => admin.disconnect());
+
+  test("counts in the same window as RedisRateLimiter.consume, then refuses without reading the cache", async () => {
+    const a = replica(await connect());
+    await admin.set(`${PREFIX}cache-key`, STORED);
+    const req = { rateKey: "acme:u-1", rule: RULE, cooldownKey: "acme:zep", cacheKey: "cache-key" };
+    expect((await a.limiter.consume("acme:u-1", RULE)).remaining).toBe(2);
+
+    const first = a.admission.check(req);
+    expect(await first.limit).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await first.cooldownMs).toBe(0);
+    expect((await first.cached)?.fresh).toBe(true);
+
+    expect(await a.admission.check(req).limit).toMatchObject({ allowed: true, remaining: 0 });
+    const refused = a.admission.check(req);
+    const decision = await refused.limit;
+    expect(decision.allowed).toBe(false);
+    expect(decision.retryAfterMs).toBeGreaterThan(55_000);
+    expect(decision.retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect(await refused.cached).toBeUndefined();
+    // One counter, the one RateLimiterRedis itself uses.
+    expect(await admin.get(a.limiter.prepare("acme:u-1", RULE).redisKey)).toBe("4");
+  });
+
+  test("a cooldown started by another replica is seen, and the cache is not read behind it", async () => {
+    const a = replica(await connect());
+    const b = replica(await connect());
+    await admin.set(`${PREFIX}cache-key`, STORED);
+    await b.cooldown.start("acme:zep", 5_000);
+    const checks = a.admission.check({
+      rateKey: "acme:u-1",
+      rule: RULE,
+      cooldownKey: "acme:zep",
+      cacheKey: "cache-key",
+    });
+    expect(await checks.limit).toMatchObject({ allowed: true });
+    const left = await checks.cooldownMs;
+    expect(left).toBeGreaterThan(4_000);
+    expect(left).toBeLessThanOrEqual(5_000);
+    expect(await checks.cached).toBeUndefined();
+  });
+
+  test("no cache key (explain): nothing is read", async () => {
+    const a = replica(await connect());
+    const checks = a.admission.check({
+      rateKey: "acme:u-1",
+      rule: RULE,
+      cooldownKey: "acme:zep",
+      cacheKey: undefined,
+    });
+    expect(checks.cached).toBeUndefined();
+    expect(await checks.limit).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  test("when the script fails: the insurance limiter, this replica's cooldown and a miss answer", async () => {
+    const a = replica(await connect());
+    // A counter of the wrong type makes INCRBY — and so the whole script — fail.
+    await admin.rpush(a.limiter.prepare("acme:u-1", RULE).redisKey, "not a counter");
+    await a.cooldown.start("acme:zep", 3_000);
+    await admin.set(`${PREFIX}cache-key`, STORED);
+    const req = { rateKey: "acme:u-1", rule: RULE, cooldownKey: "acme:zep", cacheKey: "cache-key" };
+    const decisions = [];
+    for (let i = 0; i < 4; i++) {
+      const checks = a.admission.check(req);
+      decisions.push(await checks.limit);
+      expect(await checks.cooldownMs).toBeGreaterThan(2_000);
+      expect(await checks.cached).toBeUndefined();
+    }
+    // The insurance limiter enforces the same rule in-process.
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+  });
+
+  test("Redis unusable: the separate in-process answers, without waiting", async () => {
+    const conn = await connect();
+    const a = replica(conn);
+    await conn.close();
+    const checks = a.admission.check({
+      rateKey: "acme:u-9",
+      rule: RULE,
+      cooldownKey: "acme:zep",
+      cacheKey: "k",
+    });
+    expect(await checks.limit).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await checks.cooldownMs).toBe(0);
+    expect(await checks.cached).toBeUndefined();
+  });
+});
+
+describe("Redis commands per retrieval (through the gateway)", () => {
+  const { open, admin } = redisGatewaySuite(PREFIX);
+
+  test("a cache hit sends two commands (per-key limit, admission); a miss reads the cache once", async () => {
+    const h = await redisHarness(PREFIX);
+    open.push(h);
+    const monitor = await admin().monitor();
+    const seen: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      // Commands a script runs are reported too, from "lua": only what the gateway sent counts.
+      if (source !== "lua" && args.some((a) => a.startsWith(PREFIX))) seen.push(args);
+    });
+    try {
+      // MONITOR reports commands from the moment it is on: wait until it sees ours.
+      await waitFor("MONITOR on", async () => {
+        await admin().get(`${PREFIX}probe`);
+        return seen.length > 0;
+      });
+      // Once around first: each script is sent whole (EVAL) the first time on a connection, by SHA after that.
+      await post(h, body({ query: "warm-up" })).expect(200);
+      await post(h, body({ query: "warm-up" })).expect(200);
+      seen.length = 0;
+
+      const miss = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
+      expect(miss.body.metadata.cache).toBe("miss");
+      // The per-key limit, the admission (per-user limit + cooldown + cache read), the single-flight lock with
+      // the cache's re-read, the cache write, the lock's release.
+      expect(seen.splice(0).map((args) => args[0]?.toLowerCase())).toEqual([
+        "evalsha",
+        "evalsha",
+        "set",
+        "get",
+        "set",
+        "evalsha",
+      ]);
+
+      const hit = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
+      expect(hit.body.metadata.cache).toBe("hit");
+      // The per-key limit and the admission: nothing else.
+      expect(seen.map((args) => args[0]?.toLowerCase())).toEqual(["evalsha", "evalsha"]);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+});
