@@ -1,4 +1,4 @@
-import type { CachedPayload, PayloadCache } from "./types";
+import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
 /**
  * A lock shared by the replicas (Redis). `acquire` resolves to a token when this caller now holds the lock,
@@ -10,6 +10,14 @@ export interface FlightLock {
   held(key: string): Promise<boolean | undefined>;
   /** Releases the lock only if `token` still owns it. Never throws. */
   release(key: string, token: string): Promise<void>;
+  /**
+   * `acquire`, with the cache entry under `key` read in the same step (one round trip; src/redis/lock.ts). Optional:
+   * without it the lock and the read are sent one behind the other. Never throws.
+   */
+  acquireReading?(
+    key: string,
+    ttlMs: number,
+  ): Promise<{ token: string | null | undefined; cached: CacheLookup | undefined }>;
 }
 
 /**
@@ -84,18 +92,12 @@ export class SingleFlight {
     if (lock === undefined || !opts.shareAcrossReplicas) return { payload: await compute(), role: "leader" };
     const deadline = this.now() + opts.waitMs;
     for (;;) {
-      // Another replica may have filled the entry between our miss and this lock, so the cache is read again. The
-      // read is sent right behind the lock, without waiting for its answer (the round trips overlap): on the one
-      // Redis connection it runs after the SET NX, so it sees the cache as it was once the lock was taken. It is
-      // used only if we got the lock.
-      const acquiring = lock.acquire(key, opts.lockMs);
-      const reread = this.deps.cache.get(key);
-      reread.catch(() => undefined);
-      const token = await acquiring;
+      // Another replica may have filled the entry between our miss and this lock, so the cache is read again, in
+      // the same step as the lock. It is used only if we got the lock.
+      const { token, cached: again } = await this.acquireReading(lock, key, opts.lockMs);
       if (token === undefined) return { payload: await compute(), role: "leader" };
       if (token !== null) {
         try {
-          const again = await reread;
           if (again?.fresh) return { payload: again.payload, role: "remote" };
           return { payload: await compute(), role: "leader" };
         } finally {
@@ -108,6 +110,24 @@ export class SingleFlight {
       if (waited.kind === "timeout" || waited.kind === "unknown" || this.now() >= deadline)
         return { payload: await compute(), role: "leader" };
     }
+  }
+
+  /**
+   * The lock and the re-read: in one round trip when the lock can, else the read is sent right behind the lock
+   * without waiting for its answer (on the one Redis connection it runs after the SET NX, so it sees the cache as
+   * it was once the lock was taken).
+   */
+  private async acquireReading(
+    lock: FlightLock,
+    key: string,
+    ttlMs: number,
+  ): Promise<{ token: string | null | undefined; cached: CacheLookup | undefined }> {
+    if (lock.acquireReading !== undefined) return lock.acquireReading(key, ttlMs);
+    const acquiring = lock.acquire(key, ttlMs);
+    const reread = this.deps.cache.get(key);
+    reread.catch(() => undefined);
+    const token = await acquiring;
+    return { token, cached: token ? await reread : undefined };
   }
 
   private async waitForOther(

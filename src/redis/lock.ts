@@ -1,17 +1,52 @@
 import { randomBytes } from "node:crypto";
+import type { RedisPayloadCache } from "../cache/redis";
 import type { FlightLock } from "../cache/singleflight";
+import type { CacheLookup } from "../cache/types";
 import type { RedisConnection } from "./connection";
 import { defineScript, type RedisScript } from "./scripts";
 
 /** Deletes the lock only if it still holds our token: a holder whose lock expired never frees someone else's. */
 const RELEASE = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`;
 
+/** Takes the lock and reads the cache entry it guards, in one step: {1 taken | 0 held by another, value | false}. */
+const ACQUIRE_READING = `local cached = redis.call("GET", KEYS[2])
+local taken = redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX")
+if taken then return {1, cached} else return {0, cached} end`;
+
 /** The single-flight lock in Redis: `SET <prefix>flight:<cache key> <token> NX PX <ttl>`. */
 export class RedisFlightLock implements FlightLock {
   private readonly unlock: RedisScript;
+  private readonly acquireReadingScript: RedisScript;
 
-  constructor(private readonly redis: RedisConnection) {
+  /** `cache`: the payload cache whose entries the locks guard (`acquireReading` reads them). */
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly cache: RedisPayloadCache,
+  ) {
     this.unlock = defineScript(redis.client, "memgateFlightRelease", 1, RELEASE);
+    this.acquireReadingScript = defineScript(redis.client, "memgateFlightAcquire", 2, ACQUIRE_READING);
+  }
+
+  async acquireReading(
+    key: string,
+    ttlMs: number,
+  ): Promise<{ token: string | null | undefined; cached: CacheLookup | undefined }> {
+    const { cache } = this;
+    if (!this.redis.ready()) return { token: undefined, cached: undefined };
+    const token = randomBytes(16).toString("base64url");
+    try {
+      const reply = await this.acquireReadingScript(
+        [this.lockKey(key), cache.redisKey(key)],
+        [token, Math.ceil(ttlMs)],
+      );
+      if (!Array.isArray(reply)) throw new Error("unexpected reply from the lock script");
+      const raw: unknown = reply[1];
+      const cached = cache.lookup(typeof raw === "string" ? raw : null);
+      return { token: reply[0] === 1 ? token : null, cached };
+    } catch (err) {
+      this.redis.failed("flight lock", err);
+      return { token: undefined, cached: undefined };
+    }
   }
 
   private lockKey(key: string): string {

@@ -60,7 +60,7 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
     keyLimits: { limiter: new RedisRateLimiter(redis, "key"), defaultRule },
     cooldown,
     admission: new RedisAdmission(redis, { limiter, cooldown, cache }),
-    flights: new SingleFlight({ cache, lock: new RedisFlightLock(redis) }),
+    flights: new SingleFlight({ cache, lock: new RedisFlightLock(redis, cache) }),
     readiness: [() => redis.check()],
     redis,
     close: () => redis.close(),

@@ -39,8 +39,8 @@ describe("single-flight lock in Redis", () => {
     admin = await requireRedis();
     conn = new RedisConnection({ url: REDIS_URL, prefix: PREFIX, logger: silentLogger() });
     await waitFor("redis ready", () => conn.ready());
-    lock = new RedisFlightLock(conn);
     cache = new RedisPayloadCache(conn);
+    lock = new RedisFlightLock(conn, cache);
   });
   afterEach(() => deleteKeys(admin, PREFIX));
   afterAll(async () => {
@@ -58,6 +58,21 @@ describe("single-flight lock in Redis", () => {
     expect(await lock.held("k1")).toBe(true);
     await lock.release("k1", token ?? "");
     expect(await lock.held("k1")).toBe(false);
+  });
+
+  test("acquireReading: the lock and the entry it guards in one step, whoever holds the lock", async () => {
+    const none = await lock.acquireReading("k3", 5000);
+    expect(typeof none.token).toBe("string");
+    expect(none.cached).toBeUndefined();
+    await cache.set("k3", payload("written by another replica"), 60, 0);
+    const held = await lock.acquireReading("k3", 5000);
+    expect(held.token).toBeNull();
+    expect(held.cached?.fresh).toBe(true);
+    expect(held.cached?.payload).toEqual(payload("written by another replica"));
+    await lock.release("k3", none.token ?? "");
+    const again = await lock.acquireReading("k3", 5000);
+    expect(typeof again.token).toBe("string");
+    expect(again.cached?.fresh).toBe(true);
   });
 
   test("the lock expires if its holder dies", async () => {
