@@ -49,16 +49,28 @@ export interface SingleFlightDeps {
 
 const POLL_MS = [10, 20, 40, 50];
 
+/** Writes a computed payload where other replicas read it (the payload cache). Never throws. */
+export type FlightStore = (payload: CachedPayload) => Promise<void>;
+
+/** A led flight: its outcome, and the work left after answering (the store, then the lock's release). */
+interface Led {
+  outcome: FlightOutcome;
+  after?: Promise<void>;
+}
+
 /**
  * Identical concurrent requests (same cache key) cause one backend call (CONTRACT §9): within a replica they share
  * one promise; across replicas the first takes a short Redis lock and the others poll the cache for its result,
  * for at most `waitMs`, then compute themselves if it did not come (a dead or slow leader costs time, never an
- * answer). `compute` must write the cache before it resolves, so that waiters on other replicas can read it.
- * A failed computation is shared by the in-process followers (each answers its own fallback); on other replicas
- * the lock is released without a value and a waiter takes over.
+ * answer). The leader answers as soon as it has computed; `store` then writes the result and only after that is the
+ * lock released, off the answer's path (two Redis round trips fewer in a miss's latency). Until then the flight
+ * stays open in this replica: identical requests arriving meanwhile share its result instead of missing the cache
+ * that is being written. A failed computation is shared by the in-process followers (each answers its own
+ * fallback); on other replicas the lock is released without a value and a waiter takes over.
  */
 export class SingleFlight {
   private readonly inflight = new Map<string, Promise<FlightOutcome>>();
+  private readonly pending = new Set<Promise<void>>();
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
 
@@ -72,14 +84,49 @@ export class SingleFlight {
     return this.inflight.size;
   }
 
-  async run(key: string, opts: FlightOptions, compute: () => Promise<CachedPayload>): Promise<FlightOutcome> {
+  /** Resolves once every store and lock release started so far has finished (graceful shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /**
+   * `compute` makes the payload; `store` (optional) writes it to the cache after the answer. Without `store`,
+   * `compute` must write the cache itself before it resolves.
+   */
+  async run(
+    key: string,
+    opts: FlightOptions,
+    compute: () => Promise<CachedPayload>,
+    store?: FlightStore,
+  ): Promise<FlightOutcome> {
     const existing = this.inflight.get(key);
     if (existing !== undefined) {
       const shared = await existing;
       return { payload: shared.payload, role: shared.role === "leader" ? "follower" : shared.role };
     }
-    const flight = this.lead(key, opts, compute).finally(() => this.inflight.delete(key));
-    this.inflight.set(key, flight);
+    const led = this.lead(key, opts, compute, store);
+    const flight = led.then((l) => l.outcome);
+    let entry = flight;
+    this.inflight.set(key, entry);
+    const done = led
+      .then(
+        (l) => {
+          if (l.after === undefined) return;
+          // Answered, being stored: requests joining now are served the finished result, as from the cache.
+          if (this.inflight.get(key) === entry) {
+            entry = Promise.resolve({ payload: l.outcome.payload, role: "remote" });
+            this.inflight.set(key, entry);
+          }
+          return l.after;
+        },
+        () => undefined,
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.inflight.get(key) === entry) this.inflight.delete(key);
+        this.pending.delete(done);
+      });
+    this.pending.add(done);
     return flight;
   }
 
@@ -87,28 +134,43 @@ export class SingleFlight {
     key: string,
     opts: FlightOptions,
     compute: () => Promise<CachedPayload>,
-  ): Promise<FlightOutcome> {
+    store: FlightStore | undefined,
+  ): Promise<Led> {
+    const computed = async (): Promise<Led> => {
+      const payload = await compute();
+      return {
+        outcome: { payload, role: "leader" },
+        ...(store ? { after: store(payload).catch(() => undefined) } : {}),
+      };
+    };
     const { lock } = this.deps;
-    if (lock === undefined || !opts.shareAcrossReplicas) return { payload: await compute(), role: "leader" };
+    if (lock === undefined || !opts.shareAcrossReplicas) return computed();
     const deadline = this.now() + opts.waitMs;
     for (;;) {
       // Another replica may have filled the entry between our miss and this lock, so the cache is read again, in
       // the same step as the lock. It is used only if we got the lock.
       const { token, cached: again } = await this.acquireReading(lock, key, opts.lockMs);
-      if (token === undefined) return { payload: await compute(), role: "leader" };
+      if (token === undefined) return computed();
       if (token !== null) {
+        let handedOver = false;
         try {
-          if (again?.fresh) return { payload: again.payload, role: "remote" };
-          return { payload: await compute(), role: "leader" };
+          if (again?.fresh) return { outcome: { payload: again.payload, role: "remote" } };
+          const payload = await compute();
+          if (store === undefined) return { outcome: { payload, role: "leader" } };
+          // Released once the result is stored: a waiter on another replica that sees the lock gone finds it.
+          handedOver = true;
+          const after = store(payload)
+            .catch(() => undefined)
+            .finally(() => lock.release(key, token));
+          return { outcome: { payload, role: "leader" }, after };
         } finally {
-          await lock.release(key, token);
+          if (!handedOver) await lock.release(key, token);
         }
       }
       const waited = await this.waitForOther(key, deadline);
-      if (waited.kind === "value") return { payload: waited.payload, role: "remote" };
+      if (waited.kind === "value") return { outcome: { payload: waited.payload, role: "remote" } };
       // Timed out, or the holder let go without a value (its call failed), or Redis went away: compute.
-      if (waited.kind === "timeout" || waited.kind === "unknown" || this.now() >= deadline)
-        return { payload: await compute(), role: "leader" };
+      if (waited.kind === "timeout" || waited.kind === "unknown" || this.now() >= deadline) return computed();
     }
   }
 

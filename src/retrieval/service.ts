@@ -196,16 +196,25 @@ export class RetrievalService {
           this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
           throw new Fallback("POLICY_FAILED");
         }
+        return payload;
+      };
+      // Written after the answer (src/cache/singleflight.ts); a failed write is logged, never the caller's problem.
+      const store = async (payload: RetrievalPayload): Promise<void> => {
         const { trace: _trace, ...cacheable } = payload;
-        // Awaited: waiters on other replicas read this entry as soon as the flight's lock is released.
         await this.deps.cache
           .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds)
           .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
-        return payload;
       };
-      if (explain) return await produce(signal);
-      const flight = await this.deps.flights.run(cacheKey, flightOptionsFor(compiled.policy), () =>
-        produce(undefined),
+      if (explain) {
+        const payload = await produce(signal);
+        await store(payload);
+        return payload;
+      }
+      const flight = await this.deps.flights.run(
+        cacheKey,
+        flightOptionsFor(compiled.policy),
+        () => produce(undefined),
+        store,
       );
       // Another replica's (or a just-finished) result read from the cache is a hit.
       const served = flight.role === "remote" ? { cache: "hit" as const } : {};

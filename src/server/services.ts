@@ -133,6 +133,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     lifecycle: { shuttingDown: false },
     async close() {
       policies.close();
+      await shared.flights.idle(); // cache writes and lock releases still on their way
       await backends.close();
       await cache.close?.();
       await limiter.close?.();

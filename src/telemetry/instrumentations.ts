@@ -1,6 +1,7 @@
 /**
  * Library instrumentations: incoming HTTP (continues the caller's W3C trace), Express routes, ioredis (cache and
- * rate limits), undici (global `fetch`: the Zep and OpenMemory calls, which carry `traceparent`/`baggage` out).
+ * rate limits), undici (the global `fetch` the Zep calls use and the `undici` package's `request` the OpenMemory
+ * calls use — both publish on the same diagnostics channels; their calls carry `traceparent`/`baggage` out).
  *
  * Privacy (CONTRACT §8): URLs are recorded as templates — Zep's `GET /users/{userId}` would otherwise put a plain
  * user id in `url.full` — with query values removed; Redis statements are the command name only (values are
@@ -36,7 +37,7 @@ export function createInstrumentations(): Instrumentations {
     new HttpInstrumentation({
       ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has(splitUrl(req.url ?? "/").path),
       startIncomingSpanHook: incomingAttributes,
-      // The backends are called with fetch (undici, below); the only node:http client traffic is the OTLP
+      // The backends are called through undici (fetch or undici.request, below); the only node:http client traffic is the OTLP
       // exporters' own, which would otherwise show up in the http.client.* metrics.
       disableOutgoingRequestInstrumentation: true,
     }),

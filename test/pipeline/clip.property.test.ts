@@ -113,8 +113,9 @@ describe("clip properties", () => {
         expect(content.endsWith(CLIP_MARKER) || content.endsWith("…")).toBe(true);
         // The output is the input's own text (never re-joined: a join could assemble PII the redactor never
         // saw), starting at the first sentence: exactly the first N sentences with what stood between them.
-        const body = withoutMarker(content);
+        // No marker is added to a slice that already ends with one ("..." as the last kept sentence).
         const start = text.length - text.trimStart().length;
+        const body = text.startsWith(content, start) ? content : withoutMarker(content);
         expect(text.startsWith(body, start)).toBe(true);
         let pos = 0;
         for (const s of sentences.slice(0, n)) {
@@ -127,6 +128,10 @@ describe("clip properties", () => {
       }),
       params,
     );
+  });
+
+  test("a kept sentence that is itself '...' gets no second marker (found by the property above)", () => {
+    expect(clipContent("...\r\nDr.", 1)).toEqual({ content: "...", clipped: true });
   });
 
   test("prefix-preserving: the output without '...' is the input's beginning, up to whitespace", () => {

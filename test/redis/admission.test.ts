@@ -159,8 +159,10 @@ describe("Redis commands per retrieval (through the gateway)", () => {
 
       const miss = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
       expect(miss.body.metadata.cache).toBe("miss");
+      // The cache write and the lock's release follow the answer.
+      await waitFor("the miss's write and release", () => seen.length >= 5);
       // The per-key limit, the admission (per-user limit + cooldown + cache read), the single-flight lock with
-      // the cache's re-read (one script), the cache write, the lock's release.
+      // the cache's re-read (one script), then after the answer the cache write and the lock's release.
       expect(seen.splice(0).map((args) => args[0]?.toLowerCase())).toEqual([
         "evalsha",
         "evalsha",

@@ -119,6 +119,41 @@ describe("single-flight lock in Redis", () => {
     expect(Date.now() - started).toBeLessThan(OPTS.waitMs);
   });
 
+  test("with a store: the leader answers first, stores, then releases; joiners meanwhile get the result", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    let finishStore: () => void = () => undefined;
+    const storeGate = new Promise<void>((resolve) => {
+      finishStore = resolve;
+    });
+    let computed = 0;
+    const store = async (p: CachedPayload) => {
+      await storeGate;
+      await cache.set("k8", p, 60, 0);
+    };
+    const first = await flight.run(
+      "k8",
+      OPTS,
+      async () => {
+        computed++;
+        return payload("mine");
+      },
+      store,
+    );
+    expect(first.role).toBe("leader");
+    // Answered while the store is still pending: the lock is still held, so other replicas keep waiting…
+    expect(await lock.held("k8")).toBe(true);
+    expect(await cache.get("k8")).toBeUndefined();
+    // …and an identical request here is served the finished result without computing.
+    const joiner = await flight.run("k8", OPTS, async () => payload("again"), store);
+    expect(joiner).toEqual({ payload: payload("mine"), role: "remote" });
+    finishStore();
+    await flight.idle();
+    expect((await cache.get("k8"))?.payload).toEqual(payload("mine"));
+    expect(await lock.held("k8")).toBe(false);
+    expect(flight.size).toBe(0);
+    expect(computed).toBe(1);
+  });
+
   test("the leader releases its lock after computing, and after failing", async () => {
     const flight = new SingleFlight({ cache, lock });
     await flight.run("k6", OPTS, async () => payload("ok"));

@@ -62,18 +62,32 @@ function secondsToMs(v: unknown): number | undefined {
   return positiveMs(n * 1000);
 }
 
+/**
+ * Response headers: a fetch `Headers`, or the plain object `undici.request` gives (lower-case names; a repeated
+ * header is an array).
+ */
+export type ResponseHeaders = Headers | Readonly<Record<string, string | string[] | undefined>>;
+
+/** One header's value as `Headers.get` gives it: null when absent, repeated values joined with ", ". */
+function headerValue(headers: ResponseHeaders, name: string): string | null {
+  if (headers instanceof Headers) return headers.get(name);
+  const v = headers[name];
+  if (v === undefined) return null;
+  return typeof v === "string" ? v : v.length === 0 ? null : v.join(", ");
+}
+
 /** How long a 429 asks us to wait, in ms (always > 0). */
-export function retryAfterMs(body: unknown, headers: Headers, now = Date.now()): number {
+export function retryAfterMs(body: unknown, headers: ResponseHeaders, now = Date.now()): number {
   const fromBody = secondsToMs(field(body, "retry_after"));
   if (fromBody !== undefined) return fromBody;
-  const header = headers.get("retry-after");
+  const header = headerValue(headers, "retry-after");
   if (header !== null) {
     const secs = secondsToMs(header);
     if (secs !== undefined) return secs;
     const date = positiveMs(Date.parse(header) - now);
     if (date !== undefined) return date;
   }
-  const reset = Number(headers.get("x-ratelimit-reset") ?? Number.NaN);
+  const reset = Number(headerValue(headers, "x-ratelimit-reset") ?? Number.NaN);
   // Either an epoch in seconds or a delay in seconds; 1e9 s is 2001, far beyond any sane delay.
   const fromReset = reset > 1e9 ? positiveMs(reset * 1000 - now) : secondsToMs(reset);
   return fromReset ?? DEFAULT_RETRY_AFTER_MS;
@@ -84,7 +98,7 @@ export function errorFromResponse(
   op: string,
   status: number,
   bodyText: string,
-  headers: Headers,
+  headers: ResponseHeaders,
 ): BackendError {
   const body = parseJson(bodyText);
   const code = errorCode(body);
@@ -119,15 +133,20 @@ export function errorFromResponse(
   return fail("unavailable", what, { status });
 }
 
-/** Classifies a thrown fetch/body-read error. */
+/**
+ * Classifies a thrown request/body-read error: fetch's (`TypeError("fetch failed")` whose `cause` carries the
+ * code) or `undici.request`'s (the undici or socket error itself, with its `code`; the signal's reason on abort).
+ * Whatever the error, a fired signal decides: the reason's name tells a timeout from a caller abort.
+ */
 export function errorFromThrown(op: string, err: unknown, signal: AbortSignal): BackendError {
   if (signal.aborted) {
-    const reason: unknown = signal.reason;
-    const timedOut = reason instanceof Error && reason.name === "TimeoutError";
+    // By name, not `instanceof Error`: the reason of `AbortSignal.timeout` is a DOMException from another realm
+    // under jest (not an instance of the test's `Error`).
+    const timedOut = field(signal.reason, "name") === "TimeoutError";
     return fail("unavailable", `${op} ${timedOut ? "timed out" : "aborted"}`, { cause: err });
   }
   const cause = field(err, "cause");
-  const sysCode = field(cause, "code") ?? field(err, "code");
+  const sysCode = field(err, "code") ?? field(cause, "code");
   const detail = typeof sysCode === "string" && CODE_RE.test(sysCode) ? ` (${sysCode})` : "";
   return fail("unavailable", `${op} failed: network error${detail}`, { cause: err });
 }

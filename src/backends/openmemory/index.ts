@@ -2,8 +2,13 @@
  * The OpenMemory backend (CaviraOSS OpenMemory server, v1.3.x wire format; see map.ts for the score
  * normalization and field mapping, errors.ts for the error mapping).
  *
- * Plain `fetch` with the caller's AbortSignal, one request per call, no retries: the caller's deadline and
- * fallback policy decide what happens next.
+ * `undici.request` (about a third of the global `fetch`'s CPU per call) through one keep-alive `Agent` per
+ * adapter instance, closed by `close()`; the caller's AbortSignal, one request per call, no retries: the caller's
+ * deadline and fallback policy decide what happens next. Kept as `fetch` did it: a request whose signal already
+ * fired is never sent, redirects are refused (301/302/303/307/308 → the same network error as fetch's
+ * `redirect: "error"`), and the body is always read to the end, so the connection goes back to the pool. The
+ * OpenTelemetry undici instrumentation sees these requests on the same diagnostics channels as fetch's (client
+ * span, `traceparent`/`baggage` injected).
  *
  * ## User scoping — two styles, chosen per tenant by the operator
  * - `user_id` (servers before 2026-04, which trust the body): one API key for the whole server; every query sends
@@ -21,9 +26,10 @@
  * search returns `[]`). `ping` is `GET /health` (public on the server: it proves reachability, not the key).
  * OpenMemory has one retrieval mode (hybrid sector search), so `searchType` is not sent.
  */
+import { Agent, request } from "undici";
 import type { Candidate } from "../../pipeline/types";
 import { type Backend, BackendError, type CallOptions, type SearchRequest } from "../types";
-import { errorFromResponse, errorFromThrown, malformedBody } from "./errors";
+import { errorFromResponse, errorFromThrown, malformedBody, type ResponseHeaders } from "./errors";
 import { parseQueryBody, toCandidates } from "./map";
 
 /** The server's cap on `k`. */
@@ -46,6 +52,11 @@ export interface OpenMemoryBackendConfig {
   authStyle?: OpenMemoryAuthStyle;
 }
 
+/** The statuses fetch follows (and, with `redirect: "error"`, refuses); other 3xx are plain non-2xx answers. */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** undici.request sends no user-agent of its own; proxies and WAFs in front of OpenMemory may want one. */
+const USER_AGENT = "memgate";
+
 interface CallInit {
   method: "GET" | "POST";
   path: string;
@@ -57,9 +68,12 @@ interface CallInit {
 export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
   const baseUrl = cfg.baseUrl.replace(/\/+$/, "");
   const authStyle = cfg.authStyle ?? "x-api-key";
+  /** This instance's connection pool (keep-alive; the same defaults as the global dispatcher fetch uses). */
+  const agent = new Agent();
+  let closing: Promise<void> | undefined;
 
   function headers(key: string | undefined, hasBody: boolean): Record<string, string> {
-    const h: Record<string, string> = { accept: "application/json" };
+    const h: Record<string, string> = { accept: "application/json", "user-agent": USER_AGENT };
     if (hasBody) h["content-type"] = "application/json";
     if (key !== undefined && key !== "") {
       if (authStyle === "bearer") h.authorization = `Bearer ${key}`;
@@ -75,18 +89,25 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
   async function call(op: string, init: CallInit): Promise<{ status: number; json: unknown }> {
     let status: number;
     let text: string;
-    let resHeaders: Headers;
+    let resHeaders: ResponseHeaders;
     try {
-      const res = await fetch(`${baseUrl}${init.path}`, {
+      // As fetch: an already aborted call is refused before any connection (it rejects with the signal's reason).
+      init.signal.throwIfAborted();
+      const res = await request(`${baseUrl}${init.path}`, {
+        dispatcher: agent,
         method: init.method,
         headers: headers(init.key, init.body !== undefined),
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
         signal: init.signal,
-        redirect: "error",
       });
-      status = res.status;
+      status = res.statusCode;
       resHeaders = res.headers;
-      text = await res.text();
+      if (REDIRECT_STATUSES.has(status)) {
+        await res.body.dump().catch(() => undefined);
+        // What fetch's `redirect: "error"` threw: TypeError("fetch failed") caused by "unexpected redirect".
+        throw new TypeError("fetch failed", { cause: new Error(`unexpected redirect (HTTP ${status})`) });
+      }
+      text = await res.body.text();
     } catch (err) {
       throw errorFromThrown(op, err, init.signal);
     }
@@ -169,6 +190,12 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
       const ok =
         typeof res.json === "object" && res.json !== null && (res.json as { ok?: unknown }).ok === true;
       if (!ok) throw malformedBody("health", "`ok` is not true", res.status);
+    },
+
+    /** Closes the connection pool (after the calls in flight); later calls fail as `unavailable`. */
+    async close(): Promise<void> {
+      closing ??= agent.close();
+      await closing;
     },
   };
 }
