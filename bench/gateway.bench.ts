@@ -14,9 +14,11 @@
  * and the pipeline's growth with input size. Prints goal lines; exits 0 whatever the figures.
  *
  *   npx tsx bench/gateway.bench.ts [--quick] [--no-build] [--rate=500] [--profile] [--only=hit,floor]
- *                                  [--env=NAME=value,NAME=value]
+ *                                  [--env=NAME=value,NAME=value] [--seconds=N]
+ *                                  [--modes=seq,rate,max]
  *
  * `--profile` runs the gateway under `node --cpu-prof` and prints its top self-time functions and packages.
+ * `--seconds` sets every run's length (longer runs: steadier tails).
  * `--env` adds environment to the gateway's (experiments: `--env=OTEL_TRACES_EXPORTER=none` is tracing off).
  */
 import { type ChildProcess, spawnSync } from "node:child_process";
@@ -63,10 +65,18 @@ const GATEWAY_ENV: Record<string, string> = Object.fromEntries(
 );
 const ROUNDS = QUICK ? 1 : 2;
 /** Seconds per run (after the warm-up), by mode. */
-const SECONDS: Record<Mode, number> = QUICK ? { seq: 1, rate: 2, max: 2 } : { seq: 2, rate: 4, max: 3 };
+const SECONDS_FLAG = Number(flag("seconds") ?? Number.NaN);
+const SECONDS: Record<Mode, number> =
+  SECONDS_FLAG > 0
+    ? { seq: SECONDS_FLAG, rate: SECONDS_FLAG, max: SECONDS_FLAG }
+    : QUICK
+      ? { seq: 1, rate: 2, max: 2 }
+      : { seq: 2, rate: 4, max: 3 };
 const WARMUP_S = QUICK ? 0.5 : 1;
 const CONNECTIONS = 32;
-const MODES: readonly Mode[] = ["seq", "rate", "max"];
+const MODES: readonly Mode[] = (["seq", "rate", "max"] as const).filter(
+  (m) => flag("modes") === undefined || (flag("modes")?.split(",") ?? []).includes(m),
+);
 const DELAYS = [0, 50] as const;
 const IN_FLIGHT = 200;
 const USER = "bench-user";

@@ -139,7 +139,7 @@ export function maxTable(all: readonly Measured[], connections: number): string 
       LABELS[m.scenario.target],
       backendOf(m.scenario),
       int(m.rps),
-      `${((m.rps / floor) * 100).toFixed(0)} %`,
+      Number.isNaN(floor) ? "—" : `${((m.rps / floor) * 100).toFixed(0)} %`,
       f2(m.latency.median),
       f2(m.latency.p99),
       f2(m.latency.max),

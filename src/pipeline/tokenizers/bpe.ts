@@ -43,6 +43,8 @@ export const MAX_RUN = 256;
 const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}`, "g");
 
 function chunkedCount(text: string, countTokens: CountFn): number {
+  // Too short to hold a long run: skip the scan (most texts counted are sentences and lines).
+  if (text.length <= MAX_RUN) return countTokens(text, PLAIN_TEXT);
   LONG_RUN.lastIndex = 0;
   let match = LONG_RUN.exec(text);
   if (match === null) return countTokens(text, PLAIN_TEXT);
