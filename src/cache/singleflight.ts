@@ -56,6 +56,27 @@ export type FlightStore = (payload: CachedPayload) => Promise<void>;
 interface Led {
   outcome: FlightOutcome;
   after?: Promise<void>;
+  /** Whether what is being stored will be fresh (served to joiners meanwhile); false for ttlSeconds 0. */
+  fresh?: boolean;
+}
+
+/** Runs the store off the answer's path; a store that throws (even synchronously) is only a failed write. */
+function storeAfter(store: FlightStore, payload: CachedPayload): Promise<void> {
+  return Promise.resolve()
+    .then(() => store(payload))
+    .catch(() => undefined);
+}
+
+/** `work`, or a resolved promise after `ms` if it takes longer (an open flight never outlives its lock). */
+function capped(work: Promise<void>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+    void work.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**
@@ -79,7 +100,7 @@ export class SingleFlight {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Number of distinct computations in flight in this replica (for tests and metrics). */
+  /** Number of distinct flights open in this replica: computing, or answered and still storing (tests, metrics). */
   get size(): number {
     return this.inflight.size;
   }
@@ -112,12 +133,17 @@ export class SingleFlight {
       .then(
         (l) => {
           if (l.after === undefined) return;
+          if (l.fresh !== true) {
+            // Nothing fresh to share (ttlSeconds 0): the flight closes with its answer.
+            if (this.inflight.get(key) === entry) this.inflight.delete(key);
+            return capped(l.after, opts.lockMs);
+          }
           // Answered, being stored: requests joining now are served the finished result, as from the cache.
           if (this.inflight.get(key) === entry) {
             entry = Promise.resolve({ payload: l.outcome.payload, role: "remote" });
             this.inflight.set(key, entry);
           }
-          return l.after;
+          return capped(l.after, opts.lockMs);
         },
         () => undefined,
       )
@@ -138,9 +164,11 @@ export class SingleFlight {
   ): Promise<Led> {
     const computed = async (): Promise<Led> => {
       const payload = await compute();
+      if (store === undefined) return { outcome: { payload, role: "leader" } };
       return {
         outcome: { payload, role: "leader" },
-        ...(store ? { after: store(payload).catch(() => undefined) } : {}),
+        after: storeAfter(store, payload),
+        fresh: opts.shareAcrossReplicas,
       };
     };
     const { lock } = this.deps;
@@ -158,11 +186,9 @@ export class SingleFlight {
           const payload = await compute();
           if (store === undefined) return { outcome: { payload, role: "leader" } };
           // Released once the result is stored: a waiter on another replica that sees the lock gone finds it.
+          const after = storeAfter(store, payload).finally(() => lock.release(key, token));
           handedOver = true;
-          const after = store(payload)
-            .catch(() => undefined)
-            .finally(() => lock.release(key, token));
-          return { outcome: { payload, role: "leader" }, after };
+          return { outcome: { payload, role: "leader" }, after, fresh: true };
         } finally {
           if (!handedOver) await lock.release(key, token);
         }

@@ -8,8 +8,12 @@ import { defineScript, type RedisScript } from "./scripts";
 /** Deletes the lock only if it still holds our token: a holder whose lock expired never frees someone else's. */
 const RELEASE = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`;
 
-/** Takes the lock and reads the cache entry it guards, in one step: {1 taken | 0 held by another, value | false}. */
-const ACQUIRE_READING = `local cached = redis.call("GET", KEYS[2])
+/**
+ * Takes the lock and reads the cache entry it guards, in one step: {1 taken | 0 held by another, value | false}.
+ * An unreadable entry (e.g. a key of another type) is a miss; it never keeps the lock from being taken.
+ */
+const ACQUIRE_READING = `local cached = redis.pcall("GET", KEYS[2])
+if type(cached) == "table" then cached = false end
 local taken = redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX")
 if taken then return {1, cached} else return {0, cached} end`;
 

@@ -10,20 +10,38 @@ import type { RedisBackendCooldown } from "./cooldown-redis";
 /**
  * KEYS: the per-user limit's counter, the backend's cooldown, the payload cache entry.
  * ARGV: the window in seconds, the rule's points, "1" to read the cache.
- * The first four lines are rate-limiter-flexible's own increment (RateLimiterRedis' incrTtlLuaScript, 1 point), on
- * the same key, so requests counted here and by RateLimiterRedis share one window. The cache is read only when
- * the request is admitted. Returns {consumed, counter ttl ms, cooldown pttl, cached value or false}.
+ * The counter lines are rate-limiter-flexible's own increment (RateLimiterRedis' incrTtlLuaScript, 1 point), on
+ * the same key, so requests counted here and by RateLimiterRedis share one window. Every command runs under
+ * `pcall`: a part that fails (a write refused by an out-of-memory or read-only Redis, a key of the wrong type) is
+ * reported for that part alone, as the three separate calls did — consumed -1 and the error text mean "decide the
+ * limit with the insurance", a failed cooldown read counts as none, a failed cache read as a miss. The cache is
+ * read only when the request may be admitted.
+ * Returns {consumed | -1, counter ttl ms, cooldown pttl, cached value | false, error text | false}.
  */
-const ADMIT = `redis.call('set', KEYS[1], 0, 'EX', ARGV[1], 'NX')
-local consumed = redis.call('incrby', KEYS[1], 1)
-local ttl = redis.call('pttl', KEYS[1])
-if ttl == -1 then redis.call('expire', KEYS[1], ARGV[1]) ttl = 1000 * ARGV[1] end
-local cooling = redis.call('pttl', KEYS[2])
+const ADMIT = `local function failed(r) return type(r) == 'table' and r.err ~= nil end
+local problem = false
+local consumed = -1
+local ttl = 0
+local r = redis.pcall('set', KEYS[1], 0, 'EX', ARGV[1], 'NX')
+if failed(r) then problem = r.err else
+  r = redis.pcall('incrby', KEYS[1], 1)
+  if failed(r) then problem = r.err else
+    consumed = r
+    ttl = redis.pcall('pttl', KEYS[1])
+    if failed(ttl) then problem = ttl.err ttl = 1000 * ARGV[1]
+    elseif ttl == -1 then redis.pcall('expire', KEYS[1], ARGV[1]) ttl = 1000 * ARGV[1] end
+  end
+end
+local cooling = redis.pcall('pttl', KEYS[2])
+if failed(cooling) then cooling = -2 end
 local cached = false
-if ARGV[3] == '1' and consumed <= tonumber(ARGV[2]) and cooling <= 0 then cached = redis.call('get', KEYS[3]) end
-return {consumed, ttl, cooling, cached}`;
+if ARGV[3] == '1' and consumed <= tonumber(ARGV[2]) and cooling <= 0 then
+  cached = redis.pcall('get', KEYS[3])
+  if failed(cached) then cached = false end
+end
+return {consumed, ttl, cooling, cached, problem}`;
 
-type AdmitReply = [number, number, number, string | null];
+type AdmitReply = [number, number, number, string | null, string | null];
 
 function isReply(v: unknown): v is AdmitReply {
   return (
@@ -31,7 +49,8 @@ function isReply(v: unknown): v is AdmitReply {
     typeof v[0] === "number" &&
     typeof v[1] === "number" &&
     typeof v[2] === "number" &&
-    (v[3] === null || typeof v[3] === "string")
+    (v[3] === null || typeof v[3] === "string") &&
+    (v[4] === null || v[4] === undefined || typeof v[4] === "string")
   );
 }
 
@@ -67,7 +86,10 @@ export class RedisAdmission implements Admission {
       [req.rule.durationSeconds, req.rule.points, req.cacheKey === undefined ? "0" : "1"],
     ).then(
       (v): AdmitReply | undefined => {
-        if (isReply(v)) return v;
+        if (isReply(v)) {
+          if (typeof v[4] === "string") this.redis.failed("admission (rate limit)", new Error(v[4]));
+          return v;
+        }
         this.redis.failed("admission", new Error("unexpected reply from the admission script"));
         return undefined;
       },
@@ -77,7 +99,7 @@ export class RedisAdmission implements Admission {
       },
     );
     const limit = reply.then((r): Promise<RateDecision> | RateDecision =>
-      r === undefined ? consume.insurance() : consume.fromCounter(r[0], r[1]),
+      r === undefined || r[0] < 0 ? consume.insurance() : consume.fromCounter(r[0], r[1]),
     );
     const cooldownMs = reply.then((r) =>
       r === undefined ? cooldown.localRemaining(req.cooldownKey) : cooldown.combine(req.cooldownKey, r[2]),

@@ -100,11 +100,12 @@ describe("RedisAdmission (real Redis)", () => {
     expect(await checks.limit).toMatchObject({ allowed: true, remaining: 2 });
   });
 
-  test("when the script fails: the insurance limiter, this replica's cooldown and a miss answer", async () => {
+  test("the counter cannot be written: the insurance limiter decides; the shared cooldown and the cache still answer", async () => {
     const a = replica(await connect());
-    // A counter of the wrong type makes INCRBY — and so the whole script — fail.
+    const b = replica(await connect());
+    // A counter of the wrong type makes INCRBY fail (as an out-of-memory or read-only Redis refuses the write).
     await admin.rpush(a.limiter.prepare("acme:u-1", RULE).redisKey, "not a counter");
-    await a.cooldown.start("acme:zep", 3_000);
+    await b.cooldown.start("acme:zep", 3_000); // another replica's: only Redis knows it
     await admin.set(`${PREFIX}cache-key`, STORED);
     const req = { rateKey: "acme:u-1", rule: RULE, cooldownKey: "acme:zep", cacheKey: "cache-key" };
     const decisions = [];
@@ -112,10 +113,40 @@ describe("RedisAdmission (real Redis)", () => {
       const checks = a.admission.check(req);
       decisions.push(await checks.limit);
       expect(await checks.cooldownMs).toBeGreaterThan(2_000);
-      expect(await checks.cached).toBeUndefined();
     }
     // The insurance limiter enforces the same rule in-process.
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    await admin.del(`${PREFIX}cooldown:acme:zep`);
+    const next = a.admission.check({ ...req, rateKey: "acme:u-2" });
+    expect((await next.cached)?.fresh).toBe(true);
+  });
+
+  test("an unreadable cache entry is a miss; the limit and the cooldown still come from Redis", async () => {
+    const a = replica(await connect());
+    await admin.rpush(`${PREFIX}cache-key`, "not an entry");
+    const checks = a.admission.check({
+      rateKey: "acme:u-1",
+      rule: RULE,
+      cooldownKey: "acme:zep",
+      cacheKey: "cache-key",
+    });
+    expect(await checks.limit).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await checks.cached).toBeUndefined();
+    expect(await admin.get(a.limiter.prepare("acme:u-1", RULE).redisKey)).toBe("1");
+  });
+
+  test("a counter left without an expiry gets the window's again (rate-limiter-flexible's repair)", async () => {
+    const a = replica(await connect());
+    const key = a.limiter.prepare("acme:u-1", RULE).redisKey;
+    await admin.set(key, "1");
+    const decision = await a.admission.check({
+      rateKey: "acme:u-1",
+      rule: RULE,
+      cooldownKey: "acme:zep",
+      cacheKey: undefined,
+    }).limit;
+    expect(decision).toMatchObject({ allowed: true, remaining: 1, resetMs: 60_000 });
+    expect(await admin.pttl(key)).toBeGreaterThan(55_000);
   });
 
   test("Redis unusable: the separate in-process answers, without waiting", async () => {

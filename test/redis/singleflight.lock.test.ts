@@ -75,6 +75,13 @@ describe("single-flight lock in Redis", () => {
     expect(again.cached?.fresh).toBe(true);
   });
 
+  test("acquireReading: an unreadable entry is a miss and the lock is still taken", async () => {
+    await admin.rpush(`${PREFIX}k9`, "not an entry");
+    const got = await lock.acquireReading("k9", 5000);
+    expect(typeof got.token).toBe("string");
+    expect(got.cached).toBeUndefined();
+  });
+
   test("the lock expires if its holder dies", async () => {
     expect(typeof (await lock.acquire("k2", 100))).toBe("string");
     await new Promise((r) => setTimeout(r, 150));
@@ -152,6 +159,42 @@ describe("single-flight lock in Redis", () => {
     expect(await lock.held("k8")).toBe(false);
     expect(flight.size).toBe(0);
     expect(computed).toBe(1);
+  });
+
+  test("a store that throws, even synchronously, is only a failed write: the lock is released", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    const outcome = await flight.run(
+      "k10",
+      OPTS,
+      async () => payload("mine"),
+      () => {
+        throw new Error("cache refused");
+      },
+    );
+    expect(outcome.role).toBe("leader");
+    await flight.idle();
+    expect(await lock.held("k10")).toBe(false);
+    expect(flight.size).toBe(0);
+  });
+
+  test("ttlSeconds 0 (nothing fresh to share): requests during the store compute again, never 'remote'", async () => {
+    const flight = new SingleFlight({ cache, lock });
+    const noShare = { ...OPTS, shareAcrossReplicas: false };
+    let finishStore: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      finishStore = resolve;
+    });
+    let computed = 0;
+    const compute = async () => {
+      computed++;
+      return payload("mine");
+    };
+    expect((await flight.run("k11", noShare, compute, () => gate)).role).toBe("leader");
+    expect((await flight.run("k11", noShare, compute, async () => undefined)).role).toBe("leader");
+    expect(computed).toBe(2);
+    finishStore();
+    await flight.idle();
+    expect(flight.size).toBe(0);
   });
 
   test("the leader releases its lock after computing, and after failing", async () => {

@@ -70,8 +70,9 @@ export type ResponseHeaders = Headers | Readonly<Record<string, string | string[
 
 /** One header's value as `Headers.get` gives it: null when absent, repeated values joined with ", ". */
 function headerValue(headers: ResponseHeaders, name: string): string | null {
-  if (headers instanceof Headers) return headers.get(name);
-  const v = headers[name];
+  // Not `instanceof Headers`: a Headers from another realm (a test sandbox, another undici) must work too.
+  if (typeof headers.get === "function") return (headers as Headers).get(name);
+  const v = (headers as Readonly<Record<string, string | string[] | undefined>>)[name];
   if (v === undefined) return null;
   return typeof v === "string" ? v : v.length === 0 ? null : v.join(", ");
 }
