@@ -1,6 +1,6 @@
 import type { Policy } from "../../policy/schema";
 import { byScore } from "../order";
-import { normalizeAndHash } from "../text/hash";
+import { normalizeForHash } from "../text/hash";
 import type { StageResult, TraceChange, WorkItem } from "../types";
 
 /** Among duplicates: highest score, then newer, then smaller id. */
@@ -13,12 +13,14 @@ function better(a: WorkItem, b: WorkItem): boolean {
 /**
  * Stage 4: hash dedup (seed 000's normalizeAndHash), then keep the best `topK` by score.
  * Output is ordered by score (desc, then id) — the order interleaving starts from.
+ * The normalized text itself is the key: the same groups as seed 000's 16-hex SHA-256 of it, minus the hash's
+ * (unlikely) collisions, and without hashing every candidate on every request.
  */
 export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   const winners = new Map<string, WorkItem>();
   const losers: Array<{ item: WorkItem; hash: string }> = [];
   for (const item of items) {
-    const hash = normalizeAndHash(item.content);
+    const hash = normalizeForHash(item.content);
     const current = winners.get(hash);
     if (current === undefined) {
       winners.set(hash, item);
