@@ -53,11 +53,6 @@ export class RedisRateLimiter implements RateLimiter {
     return limiter;
   }
 
-  /** True when a consume would go to Redis now (false: the insurance answers). */
-  usable(): boolean {
-    return this.redis.ready();
-  }
-
   prepare(key: string, rule: RateRule): PreparedConsume {
     const hashed = hashKey(key);
     const { shared, insurance } = this.limiterFor(rule);

@@ -43,8 +43,7 @@ export class RedisBackendCooldown implements BackendCooldown {
     const local = this.local.remainingNow(key);
     if (!this.redis.ready()) return local;
     try {
-      const left = await this.redis.client.pttl(this.redisKey(key));
-      return Math.max(local, left, 0);
+      return this.combine(key, await this.redis.client.pttl(this.redisKey(key)));
     } catch (err) {
       this.redis.failed("cooldown read", err);
       return local;
