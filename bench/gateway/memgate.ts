@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { HeapReader } from "../lib/heap-reader";
 import { freePort, stopChild, track, until } from "./procs";
 
 const ROOT = resolve(__dirname, "../..");
@@ -41,24 +42,14 @@ export interface GatewayOptions {
 }
 
 export class Gateway {
-  private stderr = "";
-  private readonly heapWaiters: Array<(s: HeapSample) => void> = [];
+  private readonly probe: HeapReader<HeapSample>;
 
   private constructor(
     readonly child: ChildProcess,
     readonly url: string,
     private readonly dir: string,
   ) {
-    child.stderr?.on("data", (c: Buffer) => {
-      this.stderr += c.toString();
-      for (;;) {
-        const m = /BENCH_HEAP (\{[^\n]*\})\n/.exec(this.stderr);
-        if (m?.[1] === undefined) break;
-        this.stderr = this.stderr.slice(m.index + m[0].length);
-        this.heapWaiters.shift()?.(JSON.parse(m[1]) as HeapSample);
-      }
-      if (this.stderr.length > 64_000) this.stderr = this.stderr.slice(-16_000);
-    });
+    this.probe = new HeapReader(child, "BENCH_HEAP");
   }
 
   static async start(opts: GatewayOptions): Promise<Gateway> {
@@ -103,7 +94,8 @@ export class Gateway {
     const gw = new Gateway(child, `http://127.0.0.1:${port}`, dir);
     try {
       await until("the gateway's /readyz with Redis", async () => {
-        if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}): ${gw.stderr}`);
+        if (child.exitCode !== null)
+          throw new Error(`the gateway exited (${child.exitCode}): ${gw.probe.tail}`);
         const res = await fetch(`${gw.url}/readyz`);
         const json = (await res.json()) as { checks?: Array<{ name: string; ok: boolean }> };
         return res.ok && (json.checks ?? []).some((c) => c.name === "redis" && c.ok);
@@ -118,14 +110,7 @@ export class Gateway {
 
   /** The heap before and after two forced GCs (bench/gateway/heap-probe.cjs). */
   heap(timeoutMs = 10_000): Promise<HeapSample> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no heap sample from the gateway")), timeoutMs);
-      this.heapWaiters.push((s) => {
-        clearTimeout(timer);
-        resolve(s);
-      });
-      this.child.kill("SIGUSR2");
-    });
+    return this.probe.heap(timeoutMs);
   }
 
   /** Sums of the retrieval counters on /metrics: cache results and fallbacks by code. */

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { HeapReader } from "../lib/heap-reader";
 
 const ROOT = join(__dirname, "../..");
 
@@ -40,24 +41,14 @@ export async function freePort(): Promise<number> {
  * soak's heap probe preloaded: `heap()` forces a GC in the child and reads its heap (bench/soak/heap-probe.cjs).
  */
 export class SoakGateway {
-  private stderr = "";
-  private readonly waiters: Array<(s: HeapSample) => void> = [];
+  private readonly probe: HeapReader<HeapSample>;
 
   private constructor(
     private readonly child: ChildProcess,
     readonly url: string,
     private readonly dir: string,
   ) {
-    child.stderr?.on("data", (c: Buffer) => {
-      this.stderr += c.toString();
-      for (;;) {
-        const m = /SOAK_HEAP (\{[^\n]*\})\n/.exec(this.stderr);
-        if (!m?.[1]) break;
-        this.stderr = this.stderr.slice((m.index ?? 0) + m[0].length);
-        this.waiters.shift()?.(JSON.parse(m[1]) as HeapSample);
-      }
-      if (this.stderr.length > 64_000) this.stderr = this.stderr.slice(-16_000);
-    });
+    this.probe = new HeapReader(child, "SOAK_HEAP");
     child.stdout?.resume(); // warn-level logs: drained, not kept
   }
 
@@ -103,7 +94,7 @@ export class SoakGateway {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null)
-        throw new Error(`the gateway exited with ${this.child.exitCode}: ${this.stderr}`);
+        throw new Error(`the gateway exited with ${this.child.exitCode}: ${this.probe.tail}`);
       const ok = await fetch(`${this.url}/healthz`).then(
         (r) => r.ok,
         () => false,
@@ -116,14 +107,7 @@ export class SoakGateway {
 
   /** Forces a GC in the gateway and returns its heap afterwards. */
   heap(timeoutMs = 10_000): Promise<HeapSample> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no heap sample from the gateway")), timeoutMs);
-      this.waiters.push((s) => {
-        clearTimeout(timer);
-        resolve(s);
-      });
-      this.child.kill("SIGUSR2");
-    });
+    return this.probe.heap(timeoutMs);
   }
 
   /** SIGTERM (graceful shutdown); resolves with the exit code. */
