@@ -60,13 +60,15 @@ describe("Redis faults: answered without 5xx, degraded readiness, recovery witho
 
     // Traffic in flight while Redis dies: every answer is a 200.
     fakeZep(gw).script = { kind: "delay", ms: 20 };
-    const traffic = Array.from({ length: 30 }, (_, i) =>
+    // 20, not more: on a loaded machine Redis may die before most of them are counted there, and the insurance
+    // limiter then counts them all against the user's 30 per minute, which the requests below must not reach.
+    const traffic = Array.from({ length: 20 }, (_, i) =>
       new Promise((r) => setTimeout(r, i * 5)).then(() => ask(gw, i % 3 === 0 ? `q${i}` : "coffee")),
     );
     await new Promise((r) => setTimeout(r, 40));
     await server.kill();
     const answers = await Promise.all(traffic);
-    expect(answers.map((r) => r.status)).toEqual(Array(30).fill(200));
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
     for (const r of answers) expect(r.body.memories.length).toBeGreaterThan(0);
 
     await waitFor("the gateway notices", () => gw.services.redis?.ready() === false);
