@@ -70,6 +70,8 @@ const GOALS: ReadonlyArray<{ tokenizer: TokenizerName; p99Ms: number }> = [
 /** Distinct candidate lists the timed loops rotate through (see `makeCandidateSets`). */
 const SETS = 64;
 const USER = "bench-user";
+/** The query every run clips against (`clip.mode: relevant`); see lib/corpus.ts for the words it draws from. */
+const QUERY = "what did we say about the deploy window and the coffee order?";
 
 let sink = 0;
 
@@ -94,7 +96,7 @@ interface Case {
 function callOf({ compiled, sets }: Case): (i: number) => unknown {
   return (i: number) => {
     const result = runPipeline(
-      { userId: USER, candidates: sets[i % sets.length] ?? [], backend: "local" },
+      { userId: USER, query: QUERY, candidates: sets[i % sets.length] ?? [], backend: "local" },
       compiled,
     );
     sink += result.systemPrompt.length;
@@ -115,7 +117,7 @@ function workload(c: Case): string {
   let tokens = 0;
   let prompt = 0;
   for (const set of c.sets) {
-    const r = runPipeline({ userId: USER, candidates: set, backend: "local" }, c.compiled);
+    const r = runPipeline({ userId: USER, query: QUERY, candidates: set, backend: "local" }, c.compiled);
     for (const t of r.trace) {
       if (t.stage === "score_threshold") above += t.out;
       if (t.stage === "deduplication")
@@ -358,7 +360,9 @@ function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]):
   const unique = above.map((w) => dedupStage(w, policy).items);
   const ordered = unique.map((w) => interleaveStage(w, policy).items);
   const clipped = ordered.map((w) => clipStage(w, policy, ctx).items);
-  const results = sets.map((s) => runPipeline({ userId: USER, candidates: s, backend: "local" }, compiled));
+  const results = sets.map((s) =>
+    runPipeline({ userId: USER, query: QUERY, candidates: s, backend: "local" }, compiled),
+  );
   const contents = results.map((r) => r.memories.map((m) => m.content));
   const at = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
   const opts = (i: number) => ({
@@ -418,9 +422,10 @@ function stageTable(labels: readonly string[], columns: readonly StageRow[][]): 
 function hotSpots(sets: readonly Candidate[][], compiled: Record<TokenizerName, CompiledPolicy>): string {
   const texts = sets.flatMap((s) => s.map((c) => c.content));
   const clipped = sets.flatMap((s) =>
-    runPipeline({ userId: USER, candidates: s, backend: "local" }, compiled.approx).memories.map(
-      (m) => m.content,
-    ),
+    runPipeline(
+      { userId: USER, query: QUERY, candidates: s, backend: "local" },
+      compiled.approx,
+    ).memories.map((m) => m.content),
   );
   const at = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
   const stamps = sets.flatMap((s) => s.map((c) => c.timestamp));
@@ -505,7 +510,7 @@ function policyTable(sets: Candidate[][]): string {
     const cpu = summarize(s.cpu);
     let cut = 0;
     for (const set of sets) {
-      const r = runPipeline({ userId: USER, candidates: set, backend: "local" }, compiled);
+      const r = runPipeline({ userId: USER, query: QUERY, candidates: set, backend: "local" }, compiled);
       cut += r.trace.find((t) => t.stage === "token_budget")?.changes.length ?? 0;
     }
     rows.push([

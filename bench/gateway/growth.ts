@@ -43,7 +43,10 @@ export function growthTable(budgetMs: number): string {
     const fns = policies.map(
       ({ compiled }) =>
         (i: number) =>
-          runPipeline({ userId: "u", candidates: sets[i % sets.length] ?? [], backend: "local" }, compiled),
+          runPipeline(
+            { userId: "u", query: "", candidates: sets[i % sets.length] ?? [], backend: "local" },
+            compiled,
+          ),
     );
     return { size, chars: describeCorpus(sets).meanChars * size.count, fns };
   });

@@ -43,7 +43,12 @@ export async function replayCommand(opts: ReplayOptions, io: CliIo): Promise<num
 
   const started = performance.now();
   const result = runPipeline(
-    { userId: input.data.userId, candidates: input.data.results, backend: "replay" },
+    {
+      userId: input.data.userId,
+      query: input.data.query,
+      candidates: input.data.results,
+      backend: "replay",
+    },
     compiled,
   );
   const payload = buildPayload(result, compiled, {

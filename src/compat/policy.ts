@@ -52,10 +52,18 @@ export function resolvePolicy(
   return BUILTIN;
 }
 
-/** The same compiled policy with another `retrieval.topK` (any positive integer; see the top of this file). */
+/**
+ * The same compiled policy with another `retrieval.topK` (any positive integer; see the top of this file) and
+ * `budget.fill` off: the SDK asked for at most that many results, so the budget never adds more.
+ */
 export function withTopK(compiled: CompiledPolicy, topK: number): CompiledPolicy {
-  if (compiled.policy.retrieval.topK === topK) return compiled;
-  const policy = { ...compiled.policy, retrieval: { ...compiled.policy.retrieval, topK } };
+  const { retrieval, budget } = compiled.policy;
+  if (retrieval.topK === topK && !budget.fill) return compiled;
+  const policy = {
+    ...compiled.policy,
+    retrieval: { ...retrieval, topK },
+    budget: { ...budget, fill: false },
+  };
   return { policy, hash: policyHash(policy), ctx: compiled.ctx };
 }
 
@@ -63,10 +71,10 @@ export function withTopK(compiled: CompiledPolicy, topK: number): CompiledPolicy
 export function shape(
   candidates: readonly Candidate[],
   compiled: CompiledPolicy,
-  opts: { userId: string; backend: string; topK: number },
+  opts: { userId: string; query: string; backend: string; topK: number },
 ): PipelineResult {
   return runPipeline(
-    { userId: opts.userId, candidates, backend: opts.backend },
+    { userId: opts.userId, query: opts.query, candidates, backend: opts.backend },
     withTopK(compiled, Math.max(1, Math.floor(opts.topK))),
   );
 }

@@ -40,6 +40,8 @@ export interface RetrievalPayload {
 
 export interface PipelineInput {
   userId: string;
+  /** The user's message: `clip.mode: relevant` keeps the sentences that best match it. */
+  query: string;
   candidates: readonly Candidate[];
   /** Backend name reported in metadata and provenance. */
   backend: string;
@@ -87,8 +89,8 @@ export interface PipelineObserver {
 }
 
 /**
- * Stages 2–8 of CONTRACT §4, pure and deterministic: same policy + same candidates ⇒ byte-identical
- * memories and systemPrompt (no clock, no locale, ties broken by id).
+ * Stages 2–8 of CONTRACT §4, pure and deterministic: same policy + same candidates + same query ⇒
+ * byte-identical memories and systemPrompt (no clock, no locale, ties broken by id).
  */
 export function runPipeline(
   input: PipelineInput,
@@ -112,7 +114,10 @@ export function runPipeline(
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
   run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
-  run("clip", () => clipStage(items, policy, ctx));
+  const { mode } = policy.clip;
+  if (mode !== "off") {
+    run(mode === "leading" ? "clip" : `clip:${mode}`, () => clipStage(items, policy, ctx, input.query));
+  }
   let totalTokens = 0;
   run("token_budget", () => {
     const result = budgetStage(items, policy, ctx);

@@ -33,6 +33,11 @@ export interface WorkItem extends Candidate {
   /** Length (UTF-16 code units) of the content before clipping; set by the clip stage. */
   originalLength: number;
   wasRedacted: boolean;
+  /**
+   * A candidate beyond `topK` kept by dedup for `budget.fill`: the budget takes it only after every topK
+   * memory, while it fits and fewer than `budget.maxMemories` are kept. Never interleaved.
+   */
+  reserve?: boolean;
 }
 
 export interface Provenance {
@@ -62,14 +67,33 @@ export type TraceReason =
   | "below_min_score"
   | `duplicate_of:${string}`
   | "beyond_topK"
+  | "beyond_maxMemories"
   | "clipped"
   | "truncated_by_budget"
   | "dropped_by_budget"
   | `redacted:${string}`;
 
+/** Why the clip stage kept a sentence (explain). */
+export interface KeptSentence {
+  /** 0-based index of the sentence in the memory. */
+  sentence: number;
+  /**
+   * `match`: among the best matches for the query (`score`, `terms`); `context`: next to a kept match, filling
+   * a slot no other sentence matched; `leading`: seed 000's first sentences (mode `leading`, or no sentence
+   * matched the query).
+   */
+  why: "match" | "context" | "leading";
+  /** BM25 score against the query (0 when nothing matched). */
+  score: number;
+  /** The query terms (as scored: lower-cased, stemmed) the sentence contains. */
+  terms?: string[];
+}
+
 export interface TraceChange {
   id: string;
   reason: TraceReason;
+  /** With `clipped`: how many sentences the memory had and which were kept, and why. */
+  sentences?: { total: number; kept: KeptSentence[] };
 }
 
 export type StageName =

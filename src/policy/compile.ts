@@ -77,6 +77,8 @@ export function overridesToPolicyInput(base: Policy, o: Overrides): PolicyInput 
     retrieval,
     redaction,
     interleaving,
+    clip: o.clip ? { ...base.clip, ...stripUndefined(o.clip) } : base.clip,
+    budget: o.budget ? { ...base.budget, ...stripUndefined(o.budget) } : base.budget,
     tokenizer: o.tokenizer ?? base.tokenizer,
   };
 }
@@ -132,6 +134,10 @@ export class OverrideCache {
     this.entries.set(key, compiled);
     return compiled;
   }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function prefix<E extends { issues: Array<{ path: PropertyKey[] }> }>(error: E): E {

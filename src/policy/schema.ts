@@ -11,6 +11,11 @@ export type BackendName = (typeof BACKEND_NAMES)[number];
 export const SEARCH_TYPES = ["hybrid", "semantic", "keyword"] as const;
 export const STRATEGIES = ["alternate", "score_first", "recency_first", "weighted"] as const;
 export const TOKENIZERS = ["o200k_base", "cl100k_base", "approx"] as const;
+/** Which sentences clipping keeps: seed 000's first ones, the ones that best match the query, or all. */
+export const CLIP_MODES = ["leading", "relevant", "off"] as const;
+export type ClipMode = (typeof CLIP_MODES)[number];
+/** What the budget does with a memory that does not fit: cut it and stop (seed 000), or leave it out and go on. */
+export const PACKINGS = ["truncate", "skip"] as const;
 export type TokenizerName = (typeof TOKENIZERS)[number];
 export const DETECTORS = ["email", "ssn", "credit_card", "phone", "ipv4"] as const;
 export type DetectorName = (typeof DETECTORS)[number];
@@ -99,6 +104,34 @@ export const interleavingSchema = z
   })
   .strict();
 
+export const clipSchema = z
+  .object({
+    /**
+     * `leading` (seed 000): the first `retrieval.clipSentences` sentences. `relevant`: the `clipSentences`
+     * sentences that best match the query, in their original order, "..." where sentences were left out.
+     * `off`: memories are kept whole (the budget still applies).
+     */
+    mode: z.enum(CLIP_MODES).default("leading"),
+  })
+  .strict();
+
+export const budgetSchema = z
+  .object({
+    /**
+     * `truncate` (seed 000): memories are taken in order; the first that does not fit is cut with "..." and
+     * nothing after it is included. `skip`: a memory that does not fit whole is left out and the next is tried.
+     */
+    packing: z.enum(PACKINGS).default("truncate"),
+    /**
+     * false (seed 000): only the `topK` memories. true: after them, the over-fetched candidates beyond `topK`
+     * (deduplicated, above `minScore`, best score first) while they fit, until there are `maxMemories`.
+     */
+    fill: z.boolean().default(false),
+    /** With `fill`: at most this many memories in all. */
+    maxMemories: int(1, 50).default(20),
+  })
+  .strict();
+
 export const redactionSchema = z
   .object({
     enabled: z.boolean().default(false),
@@ -135,6 +168,8 @@ export const policySchema = z
     backend: z.enum(BACKEND_NAMES).optional(),
     retrieval: retrievalSchema.default(retrievalSchema.parse({})),
     interleaving: interleavingSchema.default(interleavingSchema.parse({})),
+    clip: clipSchema.default(clipSchema.parse({})),
+    budget: budgetSchema.default(budgetSchema.parse({})),
     redaction: redactionSchema.default(redactionSchema.parse({})),
     tokenizer: z.enum(TOKENIZERS).default("o200k_base"),
     fallbacks: fallbacksSchema,
@@ -198,6 +233,18 @@ export const overridesSchema = z
       .strict()
       .optional(),
     tokenizer: z.enum(TOKENIZERS).optional(),
+    clip: z
+      .object({ mode: z.enum(CLIP_MODES).optional() })
+      .strict()
+      .optional(),
+    budget: z
+      .object({
+        packing: z.enum(PACKINGS).optional(),
+        fill: z.boolean().optional(),
+        maxMemories: budgetSchema.shape.maxMemories.unwrap().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type Overrides = z.output<typeof overridesSchema>;

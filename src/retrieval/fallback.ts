@@ -59,7 +59,10 @@ export async function answerWithFallback(
   }
 
   if (declared === "empty") {
-    const result = runPipeline({ userId: ctx.userId, candidates: [], backend: ctx.backend }, ctx.compiled);
+    const result = runPipeline(
+      { userId: ctx.userId, query: "", candidates: [], backend: ctx.backend },
+      ctx.compiled,
+    );
     const payload = buildPayload(result, ctx.compiled, {
       backend: ctx.backend,
       cache: "bypass",

@@ -182,7 +182,7 @@ export class RetrievalService {
         let payload: RetrievalPayload;
         try {
           const result = runPipeline(
-            { userId: body.userId, candidates, backend: backendName, explain },
+            { userId: body.userId, query, candidates, backend: backendName, explain },
             compiled,
             pipelineObserver(compiled.policy.name, backendName),
           );

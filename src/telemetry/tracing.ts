@@ -141,7 +141,7 @@ export function traceCacheLookup(
 }
 
 /** Stage details that are numbers or booleans (thresholds, counts) or these known enum strings. */
-const STRING_DETAILS = new Set(["strategy", "tokenizer"]);
+const STRING_DETAILS = new Set(["strategy", "tokenizer", "mode", "packing"]);
 /** `duplicates` → `memgate.stage.duplicates`, built once per key. */
 const detailKeys = new Map<string, string>();
 const detailKey = (key: string): string => {

@@ -10,8 +10,8 @@ import {
   parseMemoriesJsonl,
 } from "../../src/backends/local";
 import { normalizeScore, referenceScore } from "../../src/backends/local/score";
-import { terms } from "../../src/backends/local/tokenize";
 import { BackendError, type SearchRequest } from "../../src/backends/types";
+import { terms } from "../../src/pipeline/text/terms";
 import { policySchema } from "../../src/policy/schema";
 import { runBackendContract } from "./contract";
 import { createLocalUpstream, type LocalUpstream } from "./fakes/local-upstream";

@@ -351,7 +351,12 @@ describe("memgate replay", () => {
     const o200k = getTokenizer("o200k_base");
     const used = payload.memories.reduce((sum, m) => sum + o200k.count(m.content), 0);
     expect(payload.metadata.totalTokens).toBe(used);
-    expect(budget.detail).toEqual({ maxTokens: 120, usedTokens: used, tokenizer: "o200k_base" });
+    expect(budget.detail).toEqual({
+      maxTokens: 120,
+      usedTokens: used,
+      tokenizer: "o200k_base",
+      packing: "truncate",
+    });
     expect(used).toBeLessThanOrEqual(120);
   });
 

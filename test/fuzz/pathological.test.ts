@@ -150,8 +150,8 @@ describe("pathological content", () => {
     const candidates = [SENTENCE_50K, ...ODD, "🙂".repeat(5_000)].map((content, i) =>
       makeCandidate({ id: `c${i}`, content, score: 1 - i / 10 }),
     );
-    const once = runPipeline({ userId: "u", candidates, backend: "zep" }, compiled);
-    const twice = runPipeline({ userId: "u", candidates, backend: "zep" }, compiled);
+    const once = runPipeline({ userId: "u", query: "tea", candidates, backend: "zep" }, compiled);
+    const twice = runPipeline({ userId: "u", query: "tea", candidates, backend: "zep" }, compiled);
     expect(twice).toEqual(once);
     expect(once.totalTokens).toBeLessThanOrEqual(100);
     for (const m of once.memories) {

@@ -87,7 +87,12 @@ describe.each(TOKENIZERS)("budgetStage properties (%s)", (name) => {
         );
 
         expect(used).toBeLessThanOrEqual(max);
-        expect(trace.detail).toEqual({ maxTokens: max, usedTokens: used, tokenizer: name });
+        expect(trace.detail).toEqual({
+          maxTokens: max,
+          usedTokens: used,
+          tokenizer: name,
+          packing: "truncate",
+        });
         expect(JSON.stringify(input)).toBe(snapshot);
 
         // Order kept, nothing skipped: the output ids are the first ids of the input.

@@ -58,7 +58,7 @@ describe("budgetStage: the budget holds (seed 000)", () => {
     );
     expect(used).toBeLessThanOrEqual(1500);
     expect(used).toBeGreaterThan(1400); // and it is used, not wasted
-    expect(trace.detail).toEqual({ maxTokens: 1500, usedTokens: used, tokenizer: name });
+    expect(trace.detail).toEqual({ maxTokens: 1500, usedTokens: used, tokenizer: name, packing: "truncate" });
     expect(trace.in).toBe(10_000);
     expect(trace.out).toBe(items.length);
     const dropped = trace.changes.filter((c) => c.reason === "dropped_by_budget");
@@ -85,7 +85,7 @@ describe("budgetStage: truncation and dropping", () => {
       in: 2,
       out: 2,
       changes: [],
-      detail: { maxTokens: 100, usedTokens: 5, tokenizer: "approx" },
+      detail: { maxTokens: 100, usedTokens: 5, tokenizer: "approx", packing: "truncate" },
     });
   });
 

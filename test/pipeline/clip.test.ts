@@ -73,7 +73,7 @@ describe("clipStage", () => {
         { id: "a", reason: "clipped" },
         { id: "c", reason: "clipped" },
       ],
-      detail: { clipSentences: 2 },
+      detail: { clipSentences: 2, mode: "leading" },
     });
   });
 
@@ -126,7 +126,7 @@ describe("clipStage", () => {
   test("an empty list gives an empty trace", () => {
     expect(clipStage([], policy, ctx)).toEqual({
       items: [],
-      trace: { stage: "clip", in: 0, out: 0, changes: [], detail: { clipSentences: 2 } },
+      trace: { stage: "clip", in: 0, out: 0, changes: [], detail: { clipSentences: 2, mode: "leading" } },
     });
   });
 });

@@ -182,7 +182,7 @@ function replayHere(policyFile: string, inputFile: string): Replayed {
   const compiled = compilePolicy(parsed.policy);
   const input = replayInputSchema.parse(JSON.parse(readFileSync(inputFile, "utf8")));
   const result = runPipeline(
-    { userId: input.userId, candidates: input.results, backend: "replay" },
+    { userId: input.userId, query: input.query, candidates: input.results, backend: "replay" },
     compiled,
   );
   return pick(buildPayload(result, compiled, { backend: "replay", cache: "bypass", queryTimeMs: 0 }));

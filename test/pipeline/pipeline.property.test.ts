@@ -264,7 +264,10 @@ const checkers = new Map<DetectorName, Redactor>(
 );
 
 function run(compiled: CompiledPolicy, list: readonly Candidate[]): PipelineResult {
-  return runPipeline({ userId: "u-prop", candidates: list, backend: "test", explain: true }, compiled);
+  return runPipeline(
+    { userId: "u-prop", query: "", candidates: list, backend: "test", explain: true },
+    compiled,
+  );
 }
 
 /**

@@ -13,6 +13,7 @@ describe("runPipeline", () => {
     const { memories, systemPrompt } = runPipeline(
       {
         userId: "u",
+        query: "",
         backend: "replay",
         candidates: [
           makeCandidate({ id: "a", content: "My number is 415\n\n555-0132 after six. Call then. Thanks." }),
@@ -32,6 +33,7 @@ describe("runPipeline", () => {
     const result = runPipeline(
       {
         userId: "u",
+        query: "",
         backend: "replay",
         candidates: [
           makeCandidate({ id: "a", content: "hello world" }),

@@ -1,7 +1,7 @@
-import { terms } from "./tokenize";
+import { contentTerms } from "../../pipeline/text/terms";
 
 /**
- * Query terms for the local backend: the chat message tokenized like the memories (see tokenize.ts),
+ * Query terms for the local backend: the chat message tokenized like the memories (see pipeline/text/terms.ts),
  * de-duplicated (first occurrence wins), with English function words removed.
  *
  * Queries are chat turns ("what do I usually order?"), not keyword lists. Words such as "what", "do" and
@@ -15,21 +15,6 @@ import { terms } from "./tokenize";
  */
 export const MAX_QUERY_TERMS = 64;
 
-const STOPWORDS: ReadonlySet<string> = new Set(
-  (
-    "a about above after again all am an and any are as at be been before being below between both but by " +
-    "can could did do does doing down during each few for from further had has have having he her here hers " +
-    "him his how i if in into is it its just me more most my no nor not now of off on once " +
-    "only or other our ours out over own please same she should so some such than that the their theirs them " +
-    "then there these they this those through to too under until up very was we were what when where which " +
-    "while who whom why will with would you your yours " +
-    // Fragments left by splitting contractions at the apostrophe: don't → don + t, I'd → i + d.
-    "d don ll m re s t ve"
-  ).split(" "),
-);
-
 export function queryTerms(query: string): string[] {
-  const unique = [...new Set(terms(query))];
-  const content = unique.filter((t) => !STOPWORDS.has(t));
-  return (content.length > 0 ? content : unique).slice(0, MAX_QUERY_TERMS);
+  return contentTerms(query).slice(0, MAX_QUERY_TERMS);
 }

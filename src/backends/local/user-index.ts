@@ -1,8 +1,8 @@
 import MiniSearch, { type SearchOptions } from "minisearch";
+import { processTerm, tokenize } from "../../pipeline/text/terms";
 import type { SearchRequest } from "../types";
 import type { MemoryRecord } from "./schema";
 import { BM25, normalizeScore, referenceScore } from "./score";
-import { processTerm, tokenize } from "./tokenize";
 
 /**
  * The MiniSearch index of ONE user's memories (fields `content` and `tags`).

@@ -43,7 +43,7 @@ export function shapeQuery(
   const result = shape(
     outcome.items.map((m) => m.candidate),
     compiled,
-    { userId: q.userId ?? DEFAULT_USER, backend: opts.backend, topK: opts.topK },
+    { userId: q.userId ?? DEFAULT_USER, query: q.query, backend: opts.backend, topK: opts.topK },
   );
   const shaped = result.memories.flatMap((memory) => {
     const m = unique.get(memory.id);

@@ -166,7 +166,12 @@ export function shapeSearch(
     });
   }
 
-  const result = shape(candidates, compiled, { userId: plan.userId, backend: "zep", topK: plan.topK });
+  const result = shape(candidates, compiled, {
+    userId: plan.userId,
+    query: plan.query,
+    backend: "zep",
+    topK: plan.topK,
+  });
   const kept = new Map<ZepList, unknown[]>();
   for (const list of LIST_NAMES) if (Array.isArray(json[list])) kept.set(list, []);
   for (const memory of result.memories) {

@@ -2,8 +2,8 @@
  * Policy effects on Zep text that is not a search result of its own: the `context` string of a thread (and of
  * a graph search answer, when Zep sends one), and the free-text side fields of a kept search result.
  */
-import { budgetStage } from "../../pipeline/stages/budget";
-import type { Redactor, WorkItem } from "../../pipeline/types";
+import { fitToTokens } from "../../pipeline/stages/budget";
+import type { Redactor } from "../../pipeline/types";
 import type { CompiledPolicy } from "../../policy/compile";
 
 /**
@@ -14,19 +14,13 @@ import type { CompiledPolicy } from "../../policy/compile";
 export function shapeContext(text: string, compiled: CompiledPolicy): { text: string; redacted: boolean } {
   const { redactor } = compiled.ctx;
   const redacted = redactor.enabled ? redactor.redact(text) : { text, fired: [] };
-  const item: WorkItem = {
-    id: "context",
-    content: redacted.text,
-    score: 1,
-    timestamp: "1970-01-01T00:00:00.000Z",
-    sessionId: "context",
-    type: "summary",
-    timeMs: 0,
-    originalLength: redacted.text.length,
-    wasRedacted: redacted.fired.length > 0,
-  };
-  const [kept] = budgetStage([item], compiled.policy, compiled.ctx).items;
-  return { text: kept?.content ?? "", redacted: redacted.fired.length > 0 };
+  const { maxTokens } = compiled.policy.retrieval;
+  const { tokenizer } = compiled.ctx;
+  const kept =
+    tokenizer.count(redacted.text) <= maxTokens
+      ? redacted.text
+      : fitToTokens(redacted.text, maxTokens, tokenizer);
+  return { text: kept ?? "", redacted: redacted.fired.length > 0 };
 }
 
 /** Keys whose values are identifiers, timestamps or enums, never free text: left as they are. */

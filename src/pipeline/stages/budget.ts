@@ -13,10 +13,27 @@ export function countTotalTokens(contents: readonly string[], tokenizer: Tokeniz
 }
 
 /**
- * Stage 7: a strict token budget (CONTRACT §4). Memories are taken in order while they fit whole. The first
- * that does not fit is cut at a grapheme-safe word boundary and ends with "...", the longest such prefix whose
- * count (with the "...") fits what is left; if not even its first word fits it is dropped. Nothing after it is
- * included. The sum of `tokenizer.count(content)` over the output never exceeds `maxTokens`.
+ * The longest prefix of `text` cut at a grapheme-safe word boundary that, with "..." appended, counts at most
+ * `maxTokens`; undefined when not even its first word fits. (Any cut costs at least one token, its "...".)
+ */
+export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenizer): string | undefined {
+  if (maxTokens <= 0) return undefined;
+  return truncateToFit(text, TRUNCATION_SUFFIX, (candidate) => tokenizer.count(candidate) <= maxTokens);
+}
+
+/**
+ * Stage 7: a strict token budget (CONTRACT §4): the sum of `tokenizer.count(content)` over the output never
+ * exceeds `maxTokens`. Memories are taken in order while they fit whole; what happens to one that does not
+ * depends on `budget.packing`:
+ *
+ * - `truncate` (seed 000): it is cut at a grapheme-safe word boundary and ends with "...", the longest such
+ *   prefix whose count (with the "...") fits what is left; if not even its first word fits it is dropped.
+ *   Nothing after it is included.
+ * - `skip`: it is left out whole and the next one is tried, so a long memory never crowds out the shorter
+ *   ones behind it and nothing is cut mid-sentence.
+ *
+ * Reserve memories (`budget.fill`, after the topK ones) are only taken while fewer than `budget.maxMemories`
+ * are kept (`beyond_maxMemories` otherwise).
  *
  * Differences from seed 000's `enforceTokenBudget`, on purpose: the budget counts the "..." it adds (the
  * seed's could exceed the limit by one token and counted `remaining * 4` characters, splitting surrogate
@@ -28,31 +45,33 @@ export function budgetStage(
   ctx: StageContext,
 ): StageResult & { usedTokens: number } {
   const { maxTokens } = policy.retrieval;
+  const { packing, maxMemories } = policy.budget;
   const { tokenizer } = ctx;
   const kept: WorkItem[] = [];
   const changes: TraceChange[] = [];
   let used = 0;
-  let index = 0;
+  let stopped = false;
 
-  for (; index < items.length; index++) {
-    const item = items[index];
-    if (item === undefined) continue;
+  for (const item of items) {
+    if (stopped) {
+      changes.push({ id: item.id, reason: "dropped_by_budget" });
+      continue;
+    }
+    if (item.reserve === true && kept.length >= maxMemories) {
+      changes.push({ id: item.id, reason: "beyond_maxMemories" });
+      continue;
+    }
     const tokens = tokenizer.count(item.content);
     if (used + tokens <= maxTokens) {
       kept.push(item);
       used += tokens;
       continue;
     }
-    const remaining = maxTokens - used;
-    // Any cut costs at least one token (its "..."), so with nothing left there is nothing to search.
-    const truncated =
-      remaining > 0
-        ? truncateToFit(
-            item.content,
-            TRUNCATION_SUFFIX,
-            (candidate) => tokenizer.count(candidate) <= remaining,
-          )
-        : undefined;
+    if (packing === "skip") {
+      changes.push({ id: item.id, reason: "dropped_by_budget" });
+      continue;
+    }
+    const truncated = fitToTokens(item.content, maxTokens - used, tokenizer);
     if (truncated === undefined) {
       changes.push({ id: item.id, reason: "dropped_by_budget" });
     } else {
@@ -60,12 +79,7 @@ export function budgetStage(
       used += tokenizer.count(truncated);
       changes.push({ id: item.id, reason: "truncated_by_budget" });
     }
-    index += 1;
-    break;
-  }
-  for (; index < items.length; index++) {
-    const item = items[index];
-    if (item !== undefined) changes.push({ id: item.id, reason: "dropped_by_budget" });
+    stopped = true;
   }
 
   return {
@@ -77,7 +91,7 @@ export function budgetStage(
       in: items.length,
       out: kept.length,
       changes,
-      detail: { maxTokens, usedTokens: used, tokenizer: tokenizer.name },
+      detail: { maxTokens, usedTokens: used, tokenizer: tokenizer.name, packing },
     },
   };
 }

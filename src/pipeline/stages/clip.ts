@@ -1,12 +1,19 @@
 import type { Policy } from "../../policy/schema";
-import { sentenceSpans } from "../text/sentences";
-import type { StageContext, StageResult, TraceChange, WorkItem } from "../types";
+import { queryTermsForRelevance, type SentenceScore, scoreSentences } from "../text/relevance";
+import { type SentenceSpan, sentenceSpans } from "../text/sentences";
+import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
 export const CLIP_MARKER = "...";
+/** Between two kept sentences of `relevant` mode that were not next to each other, and where its ends were cut. */
+export const OMISSION = " ... ";
 
 export interface ClipResult {
   content: string;
   clipped: boolean;
+}
+
+function limitOf(maxSentences: number): number {
+  return Number.isFinite(maxSentences) ? Math.max(1, Math.floor(maxSentences)) : 1;
 }
 
 /**
@@ -18,7 +25,7 @@ export interface ClipResult {
  * A limit below 1 is treated as 1.
  */
 export function clipContent(text: string, maxSentences: number): ClipResult {
-  const max = Number.isFinite(maxSentences) ? Math.max(1, Math.floor(maxSentences)) : 1;
+  const max = limitOf(maxSentences);
   const spans = sentenceSpans(text, max);
   const last = spans[spans.length - 1];
   if (spans.length < max || last === undefined || text.slice(last.end).trim() === "") {
@@ -26,24 +33,137 @@ export function clipContent(text: string, maxSentences: number): ClipResult {
   }
   const first = spans[0] ?? last;
   let content = text.slice(first.start, last.end);
-  if (!content.endsWith(CLIP_MARKER) && !content.endsWith("…")) content += CLIP_MARKER;
+  if (!endsWithEllipsis(content)) content += CLIP_MARKER;
   return { content, clipped: true };
 }
 
+function endsWithEllipsis(text: string): boolean {
+  return text.endsWith(CLIP_MARKER) || text.endsWith("…");
+}
+
 /**
- * Stage 6: clip every memory to `retrieval.clipSentences` sentences and record `originalLength`
- * (UTF-16 code units before clipping) on every item. Pure: returns new items, order kept.
+ * Which `max` sentences `relevant` mode keeps, given each sentence's score: the best-scoring ones (ties: the
+ * earlier sentence). When fewer than `max` sentences match the query at all, the free slots go to the
+ * sentences next to a kept match (the one after it first, then the one before, nearest first: an answer often
+ * follows the sentence that names its topic); when none matches, to the first sentences (seed 000).
+ * Returned in the original order.
  */
-export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext): StageResult {
-  const max = policy.retrieval.clipSentences;
+export function selectSentences(scores: readonly SentenceScore[], max: number): KeptSentence[] {
+  const n = scores.length;
+  const matches: number[] = [];
+  for (let i = 0; i < n; i++) if ((scores[i]?.score ?? 0) > 0) matches.push(i);
+  matches.sort((a, b) => (scores[b]?.score ?? 0) - (scores[a]?.score ?? 0) || a - b);
+  const kept = new Map<number, KeptSentence["why"]>();
+  for (const i of matches.slice(0, max)) kept.set(i, "match");
+  if (kept.size === 0) {
+    for (let i = 0; i < Math.min(max, n); i++) kept.set(i, "leading");
+  } else {
+    const anchors = [...kept.keys()];
+    for (let distance = 1; kept.size < max && distance < n; distance++) {
+      for (const a of anchors) {
+        for (const i of [a + distance, a - distance]) {
+          if (kept.size < max && i >= 0 && i < n && !kept.has(i)) kept.set(i, "context");
+        }
+      }
+    }
+  }
+  return [...kept.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([sentence, why]) => ({ sentence, why, score: scores[sentence]?.score ?? 0 }));
+}
+
+/**
+ * The kept sentences as they stand in `text`: each run of consecutive kept sentences is one verbatim slice
+ * (the whitespace between them included), runs are joined by " ... ", and "... " / " ..." mark sentences left
+ * out before the first run and after the last (not doubled when the text there already ends with an
+ * ellipsis). Never a re-join of adjacent text: a value the redactor saw whole stays whole or is left out.
+ */
+export function assembleSentences(
+  text: string,
+  spans: readonly SentenceSpan[],
+  kept: readonly number[],
+): string {
+  let out = "";
+  let i = 0;
+  while (i < kept.length) {
+    let j = i;
+    while (j + 1 < kept.length && (kept[j + 1] ?? 0) === (kept[j] ?? 0) + 1) j++;
+    const start = spans[kept[i] ?? 0]?.start ?? 0;
+    const end = spans[kept[j] ?? 0]?.end ?? text.length;
+    if (i === 0) {
+      if ((kept[0] ?? 0) > 0) out += OMISSION.trimStart();
+    } else {
+      out += OMISSION;
+    }
+    out += text.slice(start, end);
+    i = j + 1;
+  }
+  const last = kept[kept.length - 1] ?? 0;
+  if (last < spans.length - 1 && !endsWithEllipsis(out)) out += OMISSION.trimEnd();
+  return out;
+}
+
+/**
+ * Stage 6: clip every memory to `retrieval.clipSentences` sentences — the first ones (`clip.mode: leading`,
+ * seed 000) or the ones that best match `query` (`relevant`, see `selectSentences` and text/relevance.ts) —
+ * and record `originalLength` (UTF-16 code units before clipping). Pure: returns new items, order kept.
+ * Mode `off` is not run as a stage (runPipeline skips it).
+ */
+export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext, query = ""): StageResult {
+  const max = limitOf(policy.retrieval.clipSentences);
+  const relevant = policy.clip.mode === "relevant" ? queryTermsForRelevance(query) : [];
+  if (relevant.length === 0) {
+    const changes: TraceChange[] = [];
+    const out = items.map((item): WorkItem => {
+      const { content, clipped } = clipContent(item.content, max);
+      if (clipped) changes.push({ id: item.id, reason: "clipped" });
+      return { ...item, content, originalLength: item.content.length };
+    });
+    return {
+      items: out,
+      trace: {
+        stage: "clip",
+        in: items.length,
+        out: out.length,
+        changes,
+        detail: { clipSentences: max, mode: "leading" },
+      },
+    };
+  }
+
+  // Every sentence of every memory is a document for the query's IDF, clipped or not.
+  const spans = items.map((item) => sentenceSpans(item.content));
+  const scores = scoreSentences(
+    items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
+    relevant,
+  );
   const changes: TraceChange[] = [];
-  const out = items.map((item): WorkItem => {
-    const { content, clipped } = clipContent(item.content, max);
-    if (clipped) changes.push({ id: item.id, reason: "clipped" });
+  const out = items.map((item, i): WorkItem => {
+    const own = spans[i] ?? [];
+    const last = own[own.length - 1];
+    if (own.length <= max || last === undefined) return { ...item, originalLength: item.content.length };
+    const ownScores = scores[i] ?? [];
+    const kept = selectSentences(ownScores, max);
+    for (const k of kept) {
+      const matched = ownScores[k.sentence]?.matched ?? [];
+      if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
+    }
+    changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept } });
+    const content = assembleSentences(
+      item.content,
+      own,
+      kept.map((k) => k.sentence),
+    );
     return { ...item, content, originalLength: item.content.length };
   });
   return {
     items: out,
-    trace: { stage: "clip", in: items.length, out: out.length, changes, detail: { clipSentences: max } },
+    trace: {
+      stage: "clip",
+      in: items.length,
+      out: out.length,
+      changes,
+      detail: { clipSentences: max, mode: "relevant", queryTerms: relevant.length },
+    },
   };
 }

@@ -12,7 +12,8 @@ function better(a: WorkItem, b: WorkItem): boolean {
 
 /**
  * Stage 4: hash dedup (seed 000's normalizeAndHash), then keep the best `topK` by score.
- * Output is ordered by score (desc, then id) — the order interleaving starts from.
+ * Output is ordered by score (desc, then id) — the order interleaving starts from. With `budget.fill` the
+ * unique candidates beyond `topK` follow, in the same order, marked `reserve` (see the budget stage).
  * The normalized text itself is the key: the same groups as seed 000's 16-hex SHA-256 of it, minus the hash's
  * (unlikely) collisions, and without hashing every candidate on every request.
  */
@@ -38,16 +39,19 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   }
   const unique = [...winners.values()].sort(byScore);
   const { topK } = policy.retrieval;
-  for (const item of unique.slice(topK)) changes.push({ id: item.id, reason: "beyond_topK" });
   const kept = unique.slice(0, topK);
+  // With budget.fill the rest stays, best first, as reserve the budget may still take.
+  const reserve = policy.budget.fill ? unique.slice(topK).map((item) => ({ ...item, reserve: true })) : [];
+  if (!policy.budget.fill)
+    for (const item of unique.slice(topK)) changes.push({ id: item.id, reason: "beyond_topK" });
   return {
-    items: kept,
+    items: reserve.length > 0 ? [...kept, ...reserve] : kept,
     trace: {
       stage: "deduplication",
       in: items.length,
-      out: kept.length,
+      out: kept.length + reserve.length,
       changes,
-      detail: { duplicates: losers.length, topK },
+      detail: { duplicates: losers.length, topK, reserve: reserve.length },
     },
   };
 }

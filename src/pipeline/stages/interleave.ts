@@ -20,10 +20,14 @@ function pickFor(strategy: Policy["interleaving"]["strategy"], ratio: number, i:
 
 /**
  * Stage 5: order the (deduplicated, ≤ topK) memories by combining relevance and recency. Each position takes the
- * next unused memory from the score-ordered or the recency-ordered list. Never drops anything.
+ * next unused memory from the score-ordered or the recency-ordered list; reserve memories (`budget.fill`)
+ * follow unchanged. Never drops anything.
  */
-export function interleaveStage(items: WorkItem[], policy: Policy): StageResult {
+export function interleaveStage(input: WorkItem[], policy: Policy): StageResult {
   const { strategy, ratio } = policy.interleaving;
+  // Reserve memories (budget.fill) are not interleaved: they follow, in the order dedup gave them.
+  const reserve = input.filter((item) => item.reserve === true);
+  const items = reserve.length > 0 ? input.filter((item) => item.reserve !== true) : input;
   const lists: Record<Pick, WorkItem[]> = {
     score: [...items].sort(byScore),
     recency: [...items].sort(byRecency),
@@ -40,11 +44,12 @@ export function interleaveStage(items: WorkItem[], policy: Policy): StageResult 
     used.add(next);
     out.push(next);
   }
+  for (const item of reserve) out.push(item);
   return {
     items: out,
     trace: {
       stage: "interleave",
-      in: items.length,
+      in: input.length,
       out: out.length,
       changes: [],
       detail: strategy === "weighted" ? { strategy, ratio } : { strategy },

@@ -15,7 +15,7 @@ export function redactStage(items: WorkItem[], _policy: Policy, ctx: StageContex
     const { text, fired } = redactor.redact(item.content);
     if (fired.length === 0) return { ...item };
     for (const detector of fired) changes.push({ id: item.id, reason: `redacted:${detector}` });
-    return { ...item, content: text, wasRedacted: true };
+    return { ...item, content: text, wasRedacted: true, originalLength: text.length };
   });
   return { items: out, trace: { stage: "redaction", in: items.length, out: out.length, changes } };
 }

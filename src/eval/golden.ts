@@ -1,0 +1,165 @@
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import type { MemoryRecord } from "../backends/local/schema";
+import { ID_PATTERN } from "../retrieval/request";
+
+/**
+ * A golden set for `memgate eval`: one JSON object per line (blank lines and lines starting with `//` or `#`
+ * are skipped, as in the local backend's data files).
+ *
+ *   {"id": "q-017", "userId": "ana", "query": "what coffee do I usually order?",
+ *    "category": "single-hop", "lang": "en",
+ *    "expectedIds": ["ana-001"], "answers": ["oat milk flat white"]}
+ *
+ * - `expectedIds`: the memories that hold the evidence (evidence recall = how many of them the policy keeps).
+ * - `answers`: text the shaped context must still contain for the chat to answer. Every element is required;
+ *   an element that is a list is a set of alternatives (`[["2 p.m.", "14:00"]]`). Compared case-, width- and
+ *   whitespace-insensitively (see `normalizeForMatch`) against the kept memories' `content`, never against the
+ *   prompt's timestamps or confidence figures.
+ * - At least one of the two is required. `category` and `lang` group the report (default `all`, `-`).
+ */
+const answerPiece = z.union([z.string().min(1).max(500), z.array(z.string().min(1).max(500)).min(1).max(10)]);
+
+export const goldenQuestionSchema = z
+  .strictObject({
+    id: z.string().min(1).max(128),
+    userId: z.string().regex(ID_PATTERN, "1–128 characters of A-Z a-z 0-9 _ . : @ -"),
+    query: z
+      .string()
+      .max(4000)
+      .refine((s) => s.trim().length > 0, "must not be blank"),
+    category: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, "1–40 of a-z 0-9 _ -")
+      .default("all"),
+    lang: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, "a language tag such as en or zh-Hans")
+      .optional(),
+    sessionId: z.string().regex(ID_PATTERN).optional(),
+    expectedIds: z.array(z.string().min(1).max(256)).max(50).default([]),
+    answers: z.array(answerPiece).max(20).default([]),
+  })
+  .refine((q) => q.expectedIds.length > 0 || q.answers.length > 0, {
+    error: "needs expectedIds or answers (or both)",
+  });
+export type GoldenQuestion = z.output<typeof goldenQuestionSchema>;
+
+/** A golden set that cannot be read or does not validate. The message names the file, line and field. */
+export class GoldenSetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "GoldenSetError";
+  }
+}
+
+function formatZodPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((seg, i) => (typeof seg === "number" ? `[${seg}]` : `${i === 0 ? "" : "."}${String(seg)}`))
+    .join("");
+}
+
+/** Non-blank, non-comment lines with their 1-based numbers. */
+export function* jsonlLines(text: string): Generator<{ line: number; text: string }> {
+  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const t = (lines[i] ?? "").trim();
+    if (t === "" || t.startsWith("//") || t.startsWith("#")) continue;
+    yield { line: i + 1, text: t };
+  }
+}
+
+export function parseGoldenJsonl(text: string, source: string): GoldenQuestion[] {
+  const out: GoldenQuestion[] = [];
+  const seen = new Map<string, number>();
+  for (const { line, text: t } of jsonlLines(text)) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(t);
+    } catch {
+      throw new GoldenSetError(`${source}:${line}: invalid JSON`);
+    }
+    const parsed = goldenQuestionSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = issue ? formatZodPath(issue.path) : "";
+      throw new GoldenSetError(`${source}:${line}: ${path ? `${path}: ` : ""}${issue?.message ?? "invalid"}`);
+    }
+    const first = seen.get(parsed.data.id);
+    if (first !== undefined) {
+      throw new GoldenSetError(
+        `${source}:${line}: id: duplicate id "${parsed.data.id}" (first at line ${first})`,
+      );
+    }
+    seen.set(parsed.data.id, line);
+    out.push(parsed.data);
+  }
+  if (out.length === 0) throw new GoldenSetError(`${source}: no questions`);
+  return out;
+}
+
+export async function loadGoldenFile(file: string): Promise<GoldenQuestion[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
+    throw new GoldenSetError(`${file}: cannot read the golden set (${code})`);
+  }
+  return parseGoldenJsonl(text, file);
+}
+
+/**
+ * The form answers are compared in: NFKC (full-width → ASCII), lower case, curly quotes and apostrophes as
+ * straight ones, every run of whitespace one space. Locale-free.
+ */
+export function normalizeForMatch(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[‘’‚‛′]/g, "'")
+    .replace(/[“”„‟″]/g, '"')
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** The alternatives of one required answer piece. */
+export function alternativesOf(piece: string | readonly string[]): readonly string[] {
+  return typeof piece === "string" ? [piece] : piece;
+}
+
+/**
+ * Problems of a golden set against the memories it was written for (the local backend's records): unknown
+ * ids, evidence of another user, answers that no evidence memory contains. Empty when all is well.
+ */
+export function checkGoldenAgainstMemories(
+  questions: readonly GoldenQuestion[],
+  records: readonly MemoryRecord[],
+): string[] {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  const problems: string[] = [];
+  for (const q of questions) {
+    const evidence: MemoryRecord[] = [];
+    for (const id of q.expectedIds) {
+      const r = byId.get(id);
+      if (r === undefined) problems.push(`${q.id}: expectedIds: no memory "${id}"`);
+      else if (r.userId !== q.userId)
+        problems.push(`${q.id}: expectedIds: "${id}" belongs to ${r.userId}, not ${q.userId}`);
+      else evidence.push(r);
+    }
+    const pool = evidence.length > 0 ? evidence : records.filter((r) => r.userId === q.userId);
+    const texts = pool.map((r) => normalizeForMatch(r.content));
+    q.answers.forEach((piece, i) => {
+      const found = alternativesOf(piece).some((alt) => {
+        const a = normalizeForMatch(alt);
+        return texts.some((t) => t.includes(a));
+      });
+      if (!found) {
+        problems.push(
+          `${q.id}: answers[${i}]: not found in ${evidence.length > 0 ? "the expected memories" : "any memory of the user"}`,
+        );
+      }
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,176 @@
+import { stem } from "porter2";
+import { STOPWORDS } from "./terms";
+
+/**
+ * Lexical relevance of sentences to a query, for the clip stage's `relevant` mode (CONTRACT §4 stage 6).
+ *
+ * Terms: NFKC, lower case (locale-free `toLowerCase`), words split at anything that is not a letter, mark or
+ * digit; runs of Han, kana and Hangul become overlapping character bigrams, as in the local backend's index
+ * (text/terms.ts); English words are stemmed with Porter2 ("weddings", "wedding" → "wed"), other words are
+ * kept as they are. The query keeps its distinct content words (English function words dropped, text/terms.ts).
+ *
+ * Weights: BM25 (k1 = 1.2, b = 0.75) with every sentence of every memory being clipped as one document: IDF
+ * comes from the candidate set itself, so a word that every memory repeats (the user's cat's name, on a
+ * question about the cat) weighs little and the rarer words of the question decide. Scores are rounded to
+ * 1e-6 before they are compared, so the order never depends on the last bits of a floating-point sum.
+ *
+ * Deterministic and host-independent: no locale, no Intl, no clock. Invariant under what the payload cache key
+ * normalizes in a query (whitespace runs, NFC), so two requests sharing a cache entry always clip alike.
+ */
+
+/** At most this many distinct query terms are scored (the first ones), like the local backend's search. */
+export const MAX_QUERY_TERMS = 64;
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** A letter, mark or digit run (the unit a term is made of). */
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+/** Han, Hiragana, Katakana (with the prolonged sound mark) and Hangul: written without spaces between words. */
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]+/gu;
+const ASCII_LOWER = /^[a-z]+$/;
+/** Letters and digits of ASCII only (what WORD matched is never empty and has no control character). */
+const ASCII = /^[0-9A-Za-z]+$/;
+
+/** Porter2 stems of the words seen, shared by every request (bounded; cleared when full). */
+const stems = new Map<string, string>();
+const MAX_STEMS = 50_000;
+
+function stemOf(word: string): string {
+  if (word.length < 3 || !ASCII_LOWER.test(word)) return word;
+  let s = stems.get(word);
+  if (s === undefined) {
+    s = stem(word);
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stems.set(word, s);
+  }
+  return s;
+}
+
+/** Calls `emit(term, offset)` for every term of `text` (offset: where the word starts in `text`). */
+function forEachTerm(text: string, emit: (term: string, offset: number) => void): void {
+  WORD.lastIndex = 0;
+  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+    const raw = m[0];
+    const offset = m.index;
+    if (ASCII.test(raw)) {
+      emit(stemOf(raw.toLowerCase()), offset);
+      continue;
+    }
+    const word = raw.normalize("NFKC").toLowerCase();
+    CJK_RUN.lastIndex = 0;
+    let last = 0;
+    for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
+      if (c.index > last) emit(stemOf(word.slice(last, c.index)), offset);
+      const chars = Array.from(c[0]);
+      if (chars.length === 1) emit(c[0], offset);
+      for (let i = 0; i + 1 < chars.length; i++) emit(`${chars[i]}${chars[i + 1]}`, offset);
+      last = c.index + c[0].length;
+    }
+    if (last === 0) emit(stemOf(word), offset);
+    else if (last < word.length) emit(stemOf(word.slice(last)), offset);
+  }
+}
+
+/** The terms of `text`, in order (repeats kept). */
+export function relevanceTerms(text: string): string[] {
+  const out: string[] = [];
+  forEachTerm(text, (t) => out.push(t));
+  return out;
+}
+
+/**
+ * The query's distinct terms, first occurrence first, without English function words (all of them if the
+ * query has nothing else), at most MAX_QUERY_TERMS.
+ */
+export function queryTermsForRelevance(query: string): string[] {
+  const all: string[] = [];
+  const seen = new Set<string>();
+  forEachTerm(query, (t) => {
+    if (!seen.has(t)) {
+      seen.add(t);
+      all.push(t);
+    }
+  });
+  // Stopwords are matched on the word as written ("was", "does"), not on its stem ("wa", "doe").
+  const content = all.filter((t) => !STOPWORDS.has(t) && !STOP_STEMS.has(t));
+  return (content.length > 0 ? content : all).slice(0, MAX_QUERY_TERMS);
+}
+const STOP_STEMS: ReadonlySet<string> = new Set([...STOPWORDS].map((w) => stemOf(w)));
+
+/** A document: a half-open range `[start, end)` of one text. */
+export interface TextRange {
+  start: number;
+  end: number;
+}
+
+/** One memory's sentences for scoring. */
+export interface SentenceDocs {
+  text: string;
+  /** Its sentences, in order, not overlapping. */
+  sentences: readonly TextRange[];
+}
+
+/** A sentence's score and the query terms it contains. */
+export interface SentenceScore {
+  score: number;
+  /** Indexes into the query terms, ascending. */
+  matched: number[];
+}
+
+/**
+ * BM25 scores of every sentence of every memory against `queryTerms` (see the top of this file), with the
+ * IDF and average length taken over all the sentences given. Result: `scores[memory][sentence]`.
+ */
+export function scoreSentences(
+  memories: readonly SentenceDocs[],
+  queryTerms: readonly string[],
+): SentenceScore[][] {
+  const index = new Map<string, number>();
+  for (let i = 0; i < queryTerms.length; i++) index.set(queryTerms[i] ?? "", i);
+  const q = queryTerms.length;
+  const df = new Float64Array(q);
+  let docs = 0;
+  let totalLength = 0;
+  // Per sentence: its length in terms and the frequency of each query term (null: none matched).
+  const stats: Array<Array<{ length: number; tf: Float64Array | null }>> = [];
+  for (const memory of memories) {
+    const perSentence = memory.sentences.map(() => ({ length: 0, tf: null as Float64Array | null }));
+    let s = 0;
+    const { sentences } = memory;
+    forEachTerm(memory.text, (term, offset) => {
+      while (s < sentences.length && offset >= (sentences[s]?.end ?? 0)) s++;
+      const sentence = perSentence[s];
+      if (sentence === undefined || offset < (sentences[s]?.start ?? 0)) return;
+      sentence.length++;
+      const k = index.get(term);
+      if (k === undefined) return;
+      if (sentence.tf === null) sentence.tf = new Float64Array(q);
+      sentence.tf[k] = (sentence.tf[k] ?? 0) + 1;
+    });
+    for (const sentence of perSentence) {
+      docs++;
+      totalLength += sentence.length;
+      if (sentence.tf === null) continue;
+      for (let k = 0; k < q; k++) if ((sentence.tf[k] ?? 0) > 0) df[k] = (df[k] ?? 0) + 1;
+    }
+    stats.push(perSentence);
+  }
+  const avgLength = docs > 0 ? totalLength / docs : 0;
+  const idf = Array.from(df, (n) => Math.log(1 + (docs - n + 0.5) / (n + 0.5)));
+  return stats.map((perSentence) =>
+    perSentence.map(({ length, tf }) => {
+      if (tf === null) return { score: 0, matched: [] };
+      const norm = K1 * (1 - B + (B * length) / (avgLength || 1));
+      let score = 0;
+      const matched: number[] = [];
+      for (let k = 0; k < q; k++) {
+        const f = tf[k] ?? 0;
+        if (f === 0) continue;
+        matched.push(k);
+        score += ((idf[k] ?? 0) * (f * (K1 + 1))) / (f + norm);
+      }
+      return { score: Math.round(score * 1e6) / 1e6, matched };
+    }),
+  );
+}
