@@ -9,7 +9,7 @@ export const processIo: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-/** Exit codes: 0 success, 1 unexpected failure, 2 invalid input (policy, file, arguments). */
+/** Exit codes: 0 success, 1 unexpected failure (or, for `eval`, a threshold not met), 2 invalid input (policy, file, arguments). */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_INVALID = 2;

@@ -1,9 +1,27 @@
 import { Command, CommanderError } from "commander";
 import { serveCommand } from "../server/serve";
 import { keysHashCommand, keysNewCommand } from "../tenants/keys";
+import { type EvalOptions, evalCommand, type Progress } from "./eval";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, processIo } from "./io";
 import { schemaCommand, validateCommand } from "./policy";
 import { replayCommand } from "./replay";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** A progress bar on stderr, redrawn in place; only when stderr is a terminal. */
+function terminalProgress(): Progress | undefined {
+  const { stderr } = process;
+  if (!stderr.isTTY) return undefined;
+  let last = "";
+  return (phase, done, total) => {
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    const line = `${phase} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}`;
+    if (line === last) return;
+    last = line;
+    stderr.write(`\r${line}${done === total ? "\n" : ""}`);
+  };
+}
 
 /** Runs the `memgate` CLI and resolves to its exit code. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
@@ -58,6 +76,37 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option("--explain", "include the per-stage trace", false)
     .action(async (opts: { policy: string; input: string; explain: boolean }) => {
       code = await replayCommand(opts, io);
+    });
+
+  program
+    .command("eval")
+    .description(
+      "measure what policies keep of a golden set's evidence and answers, on identical candidates (see README)",
+    )
+    .requiredOption(
+      "--golden <file>",
+      "golden set (JSONL: id, userId, query, expectedIds and/or answers, category)",
+    )
+    .requiredOption("--policy <file|dir>", "a policy file, or a directory of them (repeatable)", collect)
+    .option("--candidates <file>", "recorded candidates (from --record) instead of a live backend")
+    .option("--backend <name>", "fetch candidates from local | zep | openmemory (default: MEMGATE_BACKEND)")
+    .option("--data <file>", "with --backend local: the JSONL memories (default: MEMGATE_LOCAL_DATA)")
+    .option("--record <file>", "save the fetched candidates, to compare later policies on the same ones")
+    .option("--limit <n>", "candidates fetched per question (default: the largest topK × overfetch)")
+    .option("--search-type <type>", "hybrid | semantic | keyword (default: the first policy's)")
+    .option("--concurrency <n>", "questions fetched at once (default 4)")
+    .option("--timeout-ms <n>", "timeout of one backend call (default 10000)")
+    .option("--json", "print the report as JSON", false)
+    .option(
+      "--diff [a,b]",
+      "what two policies keep, side by side, where they differ (default: the first two)",
+    )
+    .option("--diff-limit <n>", "questions shown in the diff (default 10)")
+    .option("--min-answer-kept <share>", "exit 1 if a policy keeps the answer less often (0–1 or %)")
+    .option("--min-evidence-recall <share>", "exit 1 if a policy's evidence recall is lower (0–1 or %)")
+    .option("--max-mean-tokens <n>", "exit 1 if a policy's mean tokens are higher")
+    .action(async (opts: EvalOptions) => {
+      code = await evalCommand(opts, io, io === processIo ? terminalProgress() : undefined);
     });
 
   try {

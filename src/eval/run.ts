@@ -1,0 +1,210 @@
+import { runPipeline } from "../pipeline";
+import type { CompiledPolicy } from "../policy/compile";
+import type { RecordedCandidates } from "./candidates";
+import { alternativesOf, type GoldenQuestion, normalizeForMatch } from "./golden";
+
+/**
+ * The measurement behind `memgate eval`: every golden-set question's recorded candidates through one policy's
+ * pipeline (exactly what /v1/retrieve runs, stages 2–8), then what the shaped context still holds.
+ *
+ * - evidence recall: the share of a question's `expectedIds` among the kept memories, averaged;
+ * - answer kept: the share of questions whose every `answers` piece (one of its alternatives) still stands in
+ *   one kept memory's content (see `normalizeForMatch`);
+ * - answer in candidates: the same test on what the backend returned, before any shaping — the ceiling;
+ * - tokens: `metadata.totalTokens` (the policy's tokenizer), mean and 95th percentile (nearest rank);
+ * - budget used: tokens / `maxTokens`, averaged.
+ */
+
+export interface PolicyUnderTest {
+  /** How the report names it: the policy's name, or `name (file)` when two files share a name. */
+  label: string;
+  compiled: CompiledPolicy;
+}
+
+/** What one policy kept for one question. */
+export interface QuestionOutcome {
+  id: string;
+  category: string;
+  lang: string;
+  /** null: the question has no answers to look for. */
+  answerKept: boolean | null;
+  answerInCandidates: boolean | null;
+  evidenceKept: number;
+  evidenceTotal: number;
+  tokens: number;
+  memories: number;
+  /** The evidence memories as the policy left them (content null: not kept). */
+  evidence: Array<{ id: string; content: string | null }>;
+}
+
+export interface Stats {
+  questions: number;
+  /** Ratios in [0,1]; null when no question of the group has answers (or expected ids). */
+  answerKept: number | null;
+  answerInCandidates: number | null;
+  evidenceRecall: number | null;
+  tokensMean: number;
+  tokensP95: number;
+  budgetUsed: number;
+  memoriesMean: number;
+}
+
+export interface PolicyReport {
+  label: string;
+  policy: { name: string; version: number; hash: string };
+  maxTokens: number;
+  /** Candidates the policy takes from each recorded list (`topK × overfetch`). */
+  candidatesPerQuestion: number;
+  overall: Stats;
+  byCategory: Record<string, Stats>;
+  byLang: Record<string, Stats>;
+  outcomes: QuestionOutcome[];
+}
+
+/** Whether every answer piece stands in one of `contents` (already normalized). */
+function holdsAnswer(question: GoldenQuestion, contents: readonly string[]): boolean | null {
+  if (question.answers.length === 0) return null;
+  return question.answers.every((piece) =>
+    alternativesOf(piece).some((alt) => {
+      const a = normalizeForMatch(alt);
+      return contents.some((c) => c.includes(a));
+    }),
+  );
+}
+
+function evaluateQuestion(
+  question: GoldenQuestion,
+  recorded: RecordedCandidates,
+  subject: PolicyUnderTest,
+  take: number,
+): QuestionOutcome {
+  const candidates = recorded.results.slice(0, take);
+  const result = runPipeline(
+    { userId: question.userId, query: question.query, candidates, backend: recorded.backend },
+    subject.compiled,
+  );
+  const kept = new Map(result.memories.map((m) => [m.id, m.content]));
+  return {
+    id: question.id,
+    category: question.category,
+    lang: question.lang ?? "-",
+    answerKept: holdsAnswer(
+      question,
+      result.memories.map((m) => normalizeForMatch(m.content)),
+    ),
+    answerInCandidates: holdsAnswer(
+      question,
+      candidates.map((c) => normalizeForMatch(c.content)),
+    ),
+    evidenceKept: question.expectedIds.filter((id) => kept.has(id)).length,
+    evidenceTotal: question.expectedIds.length,
+    tokens: result.totalTokens,
+    memories: result.memories.length,
+    evidence: question.expectedIds.map((id) => ({ id, content: kept.get(id) ?? null })),
+  };
+}
+
+function ratio(values: ReadonlyArray<boolean | null>): number | null {
+  const known = values.filter((v): v is boolean => v !== null);
+  return known.length === 0 ? null : known.filter(Boolean).length / known.length;
+}
+
+/** The 95th percentile by nearest rank (the smallest value with at least 95 % of the values at or below it). */
+export function p95(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.ceil(0.95 * sorted.length) - 1] ?? 0;
+}
+
+export function summarize(outcomes: readonly QuestionOutcome[], maxTokens: number): Stats {
+  const n = outcomes.length;
+  const mean = (f: (o: QuestionOutcome) => number) =>
+    n === 0 ? 0 : outcomes.reduce((sum, o) => sum + f(o), 0) / n;
+  const withEvidence = outcomes.filter((o) => o.evidenceTotal > 0);
+  return {
+    questions: n,
+    answerKept: ratio(outcomes.map((o) => o.answerKept)),
+    answerInCandidates: ratio(outcomes.map((o) => o.answerInCandidates)),
+    evidenceRecall:
+      withEvidence.length === 0
+        ? null
+        : withEvidence.reduce((sum, o) => sum + o.evidenceKept / o.evidenceTotal, 0) / withEvidence.length,
+    tokensMean: mean((o) => o.tokens),
+    tokensP95: p95(outcomes.map((o) => o.tokens)),
+    budgetUsed: mean((o) => o.tokens / maxTokens),
+    memoriesMean: mean((o) => o.memories),
+  };
+}
+
+function groupBy(
+  outcomes: readonly QuestionOutcome[],
+  key: (o: QuestionOutcome) => string,
+  maxTokens: number,
+): Record<string, Stats> {
+  const groups = new Map<string, QuestionOutcome[]>();
+  for (const o of outcomes) {
+    const k = key(o);
+    const list = groups.get(k);
+    if (list === undefined) groups.set(k, [o]);
+    else list.push(o);
+  }
+  const out: Record<string, Stats> = {};
+  for (const k of [...groups.keys()].sort()) out[k] = summarize(groups.get(k) ?? [], maxTokens);
+  return out;
+}
+
+/** One policy over the whole golden set. `recorded[i]` belongs to `questions[i]`. */
+export function evaluatePolicy(
+  questions: readonly GoldenQuestion[],
+  recorded: readonly RecordedCandidates[],
+  subject: PolicyUnderTest,
+  onQuestion?: () => void,
+): PolicyReport {
+  const { policy, hash } = subject.compiled;
+  const take = policy.retrieval.topK * policy.retrieval.overfetch;
+  const outcomes = questions.map((q, i) => {
+    const r = recorded[i];
+    if (r === undefined) throw new Error(`no candidates for question ${q.id}`);
+    const outcome = evaluateQuestion(q, r, subject, take);
+    onQuestion?.();
+    return outcome;
+  });
+  const { maxTokens } = policy.retrieval;
+  return {
+    label: subject.label,
+    policy: { name: policy.name, version: policy.version, hash },
+    maxTokens,
+    candidatesPerQuestion: take,
+    overall: summarize(outcomes, maxTokens),
+    byCategory: groupBy(outcomes, (o) => o.category, maxTokens),
+    byLang: groupBy(outcomes, (o) => o.lang, maxTokens),
+    outcomes,
+  };
+}
+
+/** A question on which two policies differ in what the chat can answer. */
+export interface QuestionDiff {
+  id: string;
+  query: string;
+  category: string;
+  sides: [QuestionOutcome, QuestionOutcome];
+}
+
+/** Questions where `a` and `b` differ in answer kept, then (among the rest) in evidence kept; golden-set order. */
+export function diffPolicies(
+  questions: readonly GoldenQuestion[],
+  a: PolicyReport,
+  b: PolicyReport,
+): QuestionDiff[] {
+  const answer: QuestionDiff[] = [];
+  const evidence: QuestionDiff[] = [];
+  questions.forEach((q, i) => {
+    const x = a.outcomes[i];
+    const y = b.outcomes[i];
+    if (x === undefined || y === undefined) return;
+    const entry: QuestionDiff = { id: q.id, query: q.query, category: q.category, sides: [x, y] };
+    if (x.answerKept !== y.answerKept) answer.push(entry);
+    else if (x.evidenceKept !== y.evidenceKept) evidence.push(entry);
+  });
+  return [...answer, ...evidence];
+}
