@@ -9,6 +9,7 @@ import { normalizeAndHash } from "../../src/pipeline/text/hash";
 import type { Candidate, MemoryType, Redactor, Role } from "../../src/pipeline/types";
 import { type CompiledPolicy, compilePolicy } from "../../src/policy/compile";
 import {
+  CLIP_MODES,
   DETECTORS,
   type DetectorName,
   type PolicyInput,
@@ -231,6 +232,11 @@ const policyFor = (tokenizer: TokenizerName): fc.Arbitrary<PolicyInput> =>
       detectors: fc.option(fc.subarray([...DETECTORS], { minLength: 1 }), { freq: 3 }),
       replacement: fc.constantFrom("[REDACTED]", "<pii>", "█", "", "[EMAIL]"),
       timeZone: fc.constantFrom("UTC", "America/Los_Angeles", "Asia/Kolkata", "Pacific/Chatham"),
+      clipMode: fc.constantFrom(...CLIP_MODES),
+      // Seed 000's packing more often: it is the one that truncates.
+      packing: fc.constantFrom("truncate", "truncate", "skip"),
+      fill: fc.boolean(),
+      maxMemories: fc.integer({ min: 1, max: 50 }),
     })
     .map(
       (p): PolicyInput => ({
@@ -250,8 +256,17 @@ const policyFor = (tokenizer: TokenizerName): fc.Arbitrary<PolicyInput> =>
         },
         tokenizer,
         format: { timeZone: p.timeZone },
+        clip: { mode: p.clipMode },
+        budget: { packing: p.packing, fill: p.fill, maxMemories: p.maxMemories },
       }),
     );
+
+/** Queries for `clip.mode: relevant`: words the contents use, stopwords, other scripts, nothing. */
+const query = fc
+  .array(fc.constantFrom(...WORDS, "what", "did", "I", "say", "Dr.", "coffee?", "旅行", "茶", "Smith", "p.m."), {
+    maxLength: 8,
+  })
+  .map((w) => w.join(" "));
 
 /** One redactor per enabled built-in detector, each with a replacement no detector matches. */
 const checkers = new Map<DetectorName, Redactor>(
@@ -263,11 +278,8 @@ const checkers = new Map<DetectorName, Redactor>(
   ]),
 );
 
-function run(compiled: CompiledPolicy, list: readonly Candidate[]): PipelineResult {
-  return runPipeline(
-    { userId: "u-prop", query: "", candidates: list, backend: "test", explain: true },
-    compiled,
-  );
+function run(compiled: CompiledPolicy, list: readonly Candidate[], q = ""): PipelineResult {
+  return runPipeline({ userId: "u-prop", query: q, candidates: list, backend: "test", explain: true }, compiled);
 }
 
 /**
@@ -281,15 +293,15 @@ const RUNS: Record<TokenizerName, number> = { approx: 150, cl100k_base: 80, o200
 
 describe.each(TOKENIZERS)("the whole pipeline (%s)", (tokenizerName) => {
   test("budget, dedup, ids, topK, determinism and redaction hold together", () => {
-    const seen = { runs: 0, truncated: 0, cut: 0, duplicates: 0, redacted: 0, nonEmpty: 0 };
+    const seen = { runs: 0, truncated: 0, cut: 0, duplicates: 0, redacted: 0, nonEmpty: 0, matched: 0 };
     fc.assert(
-      fc.property(policyFor(tokenizerName), candidates, permutation, (input, list, keys) => {
+      fc.property(policyFor(tokenizerName), candidates, permutation, query, (input, list, keys, q) => {
         const compiled = compilePolicy(policySchema.parse(input));
         const { policy, ctx } = compiled;
         const { topK, maxTokens } = policy.retrieval;
         const snapshot = JSON.stringify(list);
 
-        const result = run(compiled, list);
+        const result = run(compiled, list, q);
         const payload = buildPayload(result, compiled, { backend: "test", cache: "bypass", queryTimeMs: 0 });
         const { memories } = payload;
 
@@ -300,8 +312,10 @@ describe.each(TOKENIZERS)("the whole pipeline (%s)", (tokenizerName) => {
         expect(payload.metadata.includedResults).toBe(memories.length);
         expect(payload.metadata.totalResults).toBe(list.length);
 
-        // At most topK; every id comes from the input, once; the other fields are the source's.
-        expect(memories.length).toBeLessThanOrEqual(topK);
+        // At most topK (with budget.fill: maxMemories, when larger); every id comes from the input, once; the
+        // other fields are the source's.
+        const { fill, maxMemories } = policy.budget;
+        expect(memories.length).toBeLessThanOrEqual(fill ? Math.max(topK, maxMemories) : topK);
         const source = new Map(list.map((c) => [c.id, c]));
         expect(new Set(memories.map((m) => m.id)).size).toBe(memories.length);
         for (const m of memories) {
@@ -350,10 +364,10 @@ describe.each(TOKENIZERS)("the whole pipeline (%s)", (tokenizerName) => {
         });
 
         // Same input twice: the same result, trace included. Inputs are not mutated.
-        expect(run(compiled, list)).toEqual(result);
+        expect(run(compiled, list, q)).toEqual(result);
         expect(JSON.stringify(list)).toBe(snapshot);
         // Shuffled input: byte-identical memories and prompt (every order is chosen with ties by id).
-        const shuffled = run(compiled, permute(list, keys));
+        const shuffled = run(compiled, permute(list, keys), q);
         expect(JSON.stringify(shuffled.memories)).toBe(JSON.stringify(result.memories));
         expect(shuffled.systemPrompt).toBe(result.systemPrompt);
         expect(shuffled.totalTokens).toBe(result.totalTokens);
@@ -382,6 +396,8 @@ describe.each(TOKENIZERS)("the whole pipeline (%s)", (tokenizerName) => {
         if (trace.some((t) => t.changes.some((c) => c.reason.startsWith("duplicate_of:"))))
           seen.duplicates += 1;
         if (memories.some((m) => m.provenance.wasRedacted)) seen.redacted += 1;
+        const clip = trace.find((t) => t.stage === "clip");
+        if (clip?.changes.some((c) => c.sentences?.kept.some((k) => k.why === "match"))) seen.matched += 1;
       }),
       { numRuns: RUNS[tokenizerName], plugins: [shrinkAtMost] },
     );
@@ -392,6 +408,9 @@ describe.each(TOKENIZERS)("the whole pipeline (%s)", (tokenizerName) => {
     expect(seen.cut).toBeGreaterThan(runs * 0.15);
     expect(seen.truncated).toBeGreaterThan(runs * 0.1);
     expect(seen.duplicates).toBeGreaterThan(runs * 0.4);
+    // Relevant clipping kept matching sentences in a fair share of runs (budget.fill going beyond topK is rarer
+    // here, with small deduplicated pools and tight budgets: budget.fill.test.ts covers it).
+    expect(seen.matched).toBeGreaterThan(runs * 0.05);
     expect(seen.redacted).toBeGreaterThan(runs * 0.2);
   });
 });

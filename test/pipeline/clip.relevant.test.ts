@@ -1,0 +1,303 @@
+/**
+ * `clip.mode: relevant` (CONTRACT §4 stage 6): the N sentences that best match the query, in their original
+ * order, verbatim, with "..." where sentences were left out.
+ */
+import fc from "fast-check";
+import { runPipeline } from "../../src/pipeline";
+import { clipStage, OMISSION, selectSentences } from "../../src/pipeline/stages/clip";
+import { queryTermsForRelevance, relevanceTerms, scoreSentences } from "../../src/pipeline/text/relevance";
+import { sentenceSpans } from "../../src/pipeline/text/sentences";
+import type { WorkItem } from "../../src/pipeline/types";
+import { compilePolicy } from "../../src/policy/compile";
+import { makeItem, makePolicy } from "../helpers/items";
+
+const relevant = (n: number) => makePolicy({ retrieval: { clipSentences: n }, clip: { mode: "relevant" } });
+
+function clip(
+  texts: string[],
+  query: string,
+  n = 2,
+): { contents: string[]; stage: ReturnType<typeof clipStage> } {
+  const items = texts.map((content, i) => makeItem({ id: `m${i}`, content }));
+  const stage = clipStage(items, relevant(n), undefined, query);
+  return { contents: stage.items.map((i) => i.content), stage };
+}
+
+describe("relevance terms", () => {
+  test("case, width and English inflection fold; CJK becomes bigrams; other words stay whole", () => {
+    expect(relevanceTerms("Weddings, WEDDING and ｗｅｄｄｉｎｇ")).toEqual(["wed", "wed", "and", "wed"]);
+    expect(relevanceTerms("我每天喝咖啡")).toEqual(["我每", "每天", "天喝", "喝咖", "咖啡"]);
+    expect(relevanceTerms("커피를 마셔요")).toEqual(["커피", "피를", "마셔", "셔요"]);
+    expect(relevanceTerms("Die Wohnung in München")).toEqual(["die", "wohnung", "in", "münchen"]);
+    expect(relevanceTerms("v1.2 costs $3.50")).toEqual(["v1", "2", "cost", "3", "50"]);
+  });
+
+  test("the query keeps its content words once, in order; a query of stopwords only is kept whole", () => {
+    expect(queryTermsForRelevance("What did the vet say about my cat's weight? The VET!")).toEqual([
+      "vet",
+      "say",
+      "cat",
+      "weight",
+    ]);
+    expect(queryTermsForRelevance("who am I?")).toEqual(["who", "am", "i"]);
+    expect(queryTermsForRelevance("  ")).toEqual([]);
+  });
+
+  test("BM25 over the candidates' sentences: rarer query words weigh more, no match scores 0", () => {
+    const docs = [
+      "Biscuit ate well. Biscuit slept. The vet said Biscuit is fine.",
+      "Biscuit chased a bird.",
+    ].map((text) => ({ text, sentences: sentenceSpans(text) }));
+    const [first, second] = scoreSentences(docs, ["vet", "biscuit"]);
+    expect(first?.map((s) => s.matched)).toEqual([[1], [1], [0, 1]]);
+    expect(second?.[0]?.matched).toEqual([1]);
+    // "vet" is in 1 sentence of 4, "biscuit" in all 4: the vet sentence wins by far.
+    const scores = first?.map((s) => s.score) ?? [];
+    expect(scores[2]).toBeGreaterThan(5 * (scores[0] ?? 0));
+    expect(scoreSentences(docs, ["zebra"])[0]?.every((s) => s.score === 0 && s.matched.length === 0)).toBe(
+      true,
+    );
+  });
+});
+
+describe("selectSentences", () => {
+  const s = (...scores: number[]) => scores.map((score) => ({ score, matched: score > 0 ? [0] : [] }));
+
+  test("the best N, returned in the original order; ties go to the earlier sentence", () => {
+    expect(selectSentences(s(0, 3, 1, 5, 0), 2).map((k) => [k.sentence, k.why])).toEqual([
+      [1, "match"],
+      [3, "match"],
+    ]);
+    expect(selectSentences(s(2, 2, 2, 2), 2).map((k) => k.sentence)).toEqual([0, 1]);
+    expect(selectSentences(s(0, 2, 0, 2, 2), 2).map((k) => k.sentence)).toEqual([1, 3]);
+  });
+
+  test("fewer matches than N: the sentence after a match, then the one before; none: the first N", () => {
+    expect(selectSentences(s(0, 0, 4, 0, 0), 2).map((k) => [k.sentence, k.why])).toEqual([
+      [2, "match"],
+      [3, "context"],
+    ]);
+    expect(selectSentences(s(0, 0, 0, 0, 4), 3).map((k) => [k.sentence, k.why])).toEqual([
+      [2, "context"],
+      [3, "context"],
+      [4, "match"],
+    ]);
+    expect(selectSentences(s(0, 0, 0, 0), 2).map((k) => [k.sentence, k.why])).toEqual([
+      [0, "leading"],
+      [1, "leading"],
+    ]);
+  });
+});
+
+describe("clipStage, relevant mode", () => {
+  const vet =
+    "Hi again! Busy week at the hospital, three night shifts in a row. Anyway, about Biscuit. " +
+    "I finally took him to the new vet on Elm Street, Dr. Okafor. She thinks the limp is a sprain. " +
+    "We go back on Friday.";
+
+  test("keeps the answer that seed 000's first-two-sentence clip cuts", () => {
+    const leading = clipStage([makeItem({ id: "a", content: vet })], makePolicy()).items[0]?.content;
+    expect(leading).toBe("Hi again! Busy week at the hospital, three night shifts in a row....");
+    const { contents } = clip([vet], "what was the name of Biscuit's new vet?");
+    expect(contents[0]).toBe(
+      "... Anyway, about Biscuit. I finally took him to the new vet on Elm Street, Dr. Okafor. ...",
+    );
+  });
+
+  test("explain names the kept sentences, why, their scores and the query terms they hold", () => {
+    const { stage } = clip([vet, "Biscuit likes tuna."], "what was the name of Biscuit's new vet?");
+    expect(stage.trace.detail).toEqual({ clipSentences: 2, mode: "relevant", queryTerms: 4 });
+    expect(stage.trace.changes).toEqual([
+      {
+        id: "m0",
+        reason: "clipped",
+        sentences: {
+          total: 6,
+          kept: [
+            { sentence: 2, why: "match", score: expect.any(Number), terms: ["biscuit"] },
+            { sentence: 3, why: "match", score: expect.any(Number), terms: ["new", "vet"] },
+          ],
+        },
+      },
+    ]);
+  });
+
+  test("runs of adjacent sentences are one slice (line breaks kept); gaps and cut ends get ' ... '", () => {
+    const text = "One apple.\n\nTwo pears. Three plums. Four apples! Five kiwis.";
+    expect(clip([text], "apples", 2).contents[0]).toBe(`One apple.${OMISSION}Four apples! ...`);
+    expect(clip([text], "pears plums", 2).contents[0]).toBe("... Two pears. Three plums. ...");
+    expect(clip([text], "kiwis", 2).contents[0]).toBe("... Four apples! Five kiwis.");
+  });
+
+  test("a memory with at most N sentences, an empty query or one of no content words: as before", () => {
+    expect(clip(["Short. Fine."], "fine", 2).contents[0]).toBe("Short. Fine.");
+    const long = "First one. Second one. Third one.";
+    expect(clip([long], "", 2).contents[0]).toBe("First one. Second one....");
+    expect(clip([long], "   ", 2).stage.trace.detail).toEqual({ clipSentences: 2, mode: "leading" });
+    // No sentence matches: the first N, marked like any relevant clip.
+    expect(clip([long], "zebra", 2).contents[0]).toBe("First one. Second one. ...");
+  });
+
+  test("CJK: bigrams match without spaces; full-width terminators split", () => {
+    const text = "今天很忙。我去了超市。我买了咖啡豆和牛奶。晚上看了电影。";
+    expect(clip([text], "我买了什么咖啡？", 1).contents[0]).toBe("... 我买了咖啡豆和牛奶。 ...");
+  });
+
+  test("the query's IDF comes from the candidate set: a word every memory repeats weighs little", () => {
+    const memories = [
+      "Biscuit ate. Biscuit napped. Biscuit played. The groomer trimmed his claws.",
+      "Biscuit is a cat. Biscuit is orange.",
+    ];
+    expect(clip(memories, "Biscuit groomer", 1).contents[0]).toBe("... The groomer trimmed his claws.");
+  });
+
+  test("appliedFilters names the mode; originalLength is the length before clipping", () => {
+    const compiled = compilePolicy(relevant(1));
+    const result = runPipeline(
+      {
+        userId: "u",
+        query: "plums",
+        backend: "t",
+        candidates: [
+          {
+            id: "a",
+            content: "Apples. Plums. Pears.",
+            score: 0.9,
+            timestamp: "2026-01-01T00:00:00Z",
+            sessionId: "s",
+            type: "fact",
+          },
+        ],
+      },
+      compiled,
+    );
+    expect(result.appliedFilters).toContain("clip:relevant");
+    expect(result.memories[0]?.content).toBe("... Plums. ...");
+    expect(result.memories[0]?.provenance.originalLength).toBe(21);
+  });
+});
+
+// ---- properties ----------------------------------------------------------------------------------------
+
+const WORDS = [
+  "vet",
+  "Biscuit",
+  "coffee",
+  "Lisbon",
+  "wedding",
+  "the",
+  "a",
+  "Dr.",
+  "3.5",
+  "咖啡",
+  "旅行",
+  "🙂",
+];
+const sentence = fc
+  .tuple(
+    fc.array(fc.constantFrom(...WORDS, "and", "we", "went", "to"), { minLength: 1, maxLength: 8 }),
+    fc.constantFrom(".", "!", "?", "。", "...", "…"),
+  )
+  .map(([w, end]) => w.join(" ") + end);
+const text = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(fc.tuple(sentence, fc.constantFrom(" ", "  ", "\n", "\n\n")), { maxLength: 9 })
+      .map((p) => p.map(([s, j]) => s + j).join("")),
+  },
+  { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 120 }) },
+);
+const query = fc
+  .array(fc.constantFrom(...WORDS, "what", "did", "I", "say"), { maxLength: 5 })
+  .map((w) => w.join(" "));
+const params = { numRuns: 300 };
+
+/**
+ * Reads a relevant-mode output back against its input: an optional "... ", then each kept run as the input's
+ * own slice, " ... " between runs, an optional " ..." — nothing else. Returns false on any other byte.
+ */
+function readsBack(input: string, output: string, kept: readonly number[]): boolean {
+  const spans = sentenceSpans(input);
+  let pos = 0;
+  let i = 0;
+  while (i < kept.length) {
+    let j = i;
+    while (j + 1 < kept.length && (kept[j + 1] ?? 0) === (kept[j] ?? 0) + 1) j++;
+    const slice = input.slice(spans[kept[i] ?? 0]?.start ?? 0, spans[kept[j] ?? 0]?.end ?? 0);
+    const gap = i === 0 ? ((kept[0] ?? 0) > 0 ? "... " : "") : OMISSION;
+    if (!output.startsWith(gap + slice, pos)) return false;
+    pos += gap.length + slice.length;
+    i = j + 1;
+  }
+  const rest = output.slice(pos);
+  return rest === "" || rest === " ...";
+}
+
+describe("relevant clipping properties", () => {
+  test("at most N sentences, in their original order, each verbatim; deterministic; input untouched", () => {
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 6 }),
+        query,
+        fc.integer({ min: 1, max: 5 }),
+        (texts, q, n) => {
+          const items: WorkItem[] = texts.map((content, i) => makeItem({ id: `m${i}`, content }));
+          const snapshot = JSON.stringify(items);
+          const policy = relevant(n);
+          const first = clipStage(items, policy, undefined, q);
+          expect(JSON.stringify(clipStage(items, policy, undefined, q))).toBe(JSON.stringify(first));
+          expect(JSON.stringify(items)).toBe(snapshot);
+          const changed = new Map(first.trace.changes.map((c) => [c.id, c]));
+          first.items.forEach((out, i) => {
+            const input = texts[i] ?? "";
+            const change = changed.get(out.id);
+            expect(out.originalLength).toBe(input.length);
+            if (change === undefined) {
+              expect(out.content).toBe(input);
+              return;
+            }
+            const total = sentenceSpans(input).length;
+            if (change.sentences === undefined) return; // leading mode (no content word in the query)
+            const kept = change.sentences.kept.map((k) => k.sentence);
+            expect(change.sentences.total).toBe(total);
+            expect(kept.length).toBe(n);
+            expect(total).toBeGreaterThan(n);
+            expect(kept).toEqual([...kept].sort((a, b) => a - b));
+            expect(new Set(kept).size).toBe(kept.length);
+            expect(readsBack(input, out.content, kept)).toBe(true);
+          });
+        },
+      ),
+      params,
+    );
+  });
+
+  test("the kept matches are the best-scoring sentences (ties: the earlier one)", () => {
+    fc.assert(
+      fc.property(text, query, fc.integer({ min: 1, max: 3 }), (t, q, n) => {
+        const terms = queryTermsForRelevance(q);
+        const spans = sentenceSpans(t);
+        const [scores = []] = scoreSentences([{ text: t, sentences: spans }], terms);
+        const kept = selectSentences(scores, n);
+        const matches = kept.filter((k) => k.why === "match");
+        const worst = matches.reduce((m, k) => Math.min(m, k.score), Number.POSITIVE_INFINITY);
+        scores.forEach((s, i) => {
+          if (kept.some((k) => k.sentence === i)) return;
+          if (matches.length === 0) expect(s.score).toBe(0);
+          else expect(s.score).toBeLessThanOrEqual(worst);
+        });
+        expect(kept.length).toBe(Math.min(n, spans.length));
+        // Ties go to the earlier sentence; with free slots left, nothing that matches is left out.
+        scores.forEach((s, i) => {
+          if (kept.some((k) => k.sentence === i) || s.score === 0) return;
+          expect(matches.length).toBe(n);
+          if (s.score === worst) {
+            for (const k of matches) if (k.score === worst) expect(k.sentence).toBeLessThan(i);
+          }
+        });
+      }),
+      params,
+    );
+  });
+});
