@@ -71,7 +71,7 @@ const GOALS: ReadonlyArray<{ tokenizer: TokenizerName; p99Ms: number }> = [
 const SETS = 64;
 const USER = "bench-user";
 /** The query every run clips against (`clip.mode: relevant`); see lib/corpus.ts for the words it draws from. */
-const QUERY = "what did we say about the deploy window and the coffee order?";
+const QUERY = "when is the trip to Lisbon and what did the doctor say about my blood pressure?";
 
 let sink = 0;
 

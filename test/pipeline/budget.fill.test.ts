@@ -91,11 +91,11 @@ describe("budget.fill", () => {
     // The four best, in the interleaving's order (all share a timestamp: recency ties go by id), then m04…m11.
     expect(ids.slice(0, 4).sort()).toEqual(["m00", "m01", "m02", "m03"]);
     expect(ids.slice(4)).toEqual(["m04", "m05", "m06", "m07", "m08", "m09", "m10", "m11"]);
-    const budget = result.trace.find((t) => t.stage === "token_budget");
-    expect(budget?.changes.map((c) => c.reason)).toEqual(Array(18).fill("beyond_maxMemories"));
+    // Dedup keeps only as many reserves as maxMemories leaves room for; everything reaches the budget and fits.
     const dedup = result.trace.find((t) => t.stage === "deduplication");
-    expect(dedup?.changes).toEqual([]);
-    expect(dedup?.detail).toEqual({ duplicates: 0, topK: 4, reserve: 26 });
+    expect(dedup?.changes.map((c) => c.reason)).toEqual(Array(18).fill("beyond_maxMemories"));
+    expect(dedup?.detail).toEqual({ duplicates: 0, topK: 4, reserve: 8 });
+    expect(result.trace.find((t) => t.stage === "token_budget")?.changes).toEqual([]);
   });
 
   test("on, with skip: long reserves are passed over for shorter ones that fit", () => {

@@ -13,7 +13,8 @@ function better(a: WorkItem, b: WorkItem): boolean {
 /**
  * Stage 4: hash dedup (seed 000's normalizeAndHash), then keep the best `topK` by score.
  * Output is ordered by score (desc, then id) — the order interleaving starts from. With `budget.fill` the
- * unique candidates beyond `topK` follow, in the same order, marked `reserve` (see the budget stage).
+ * next best unique candidates, up to `maxMemories` in all, follow in the same order, marked `reserve` (the
+ * budget stage takes them while they fit); the rest are `beyond_maxMemories`.
  * The normalized text itself is the key: the same groups as seed 000's 16-hex SHA-256 of it, minus the hash's
  * (unlikely) collisions, and without hashing every candidate on every request.
  */
@@ -40,10 +41,14 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   const unique = [...winners.values()].sort(byScore);
   const { topK } = policy.retrieval;
   const kept = unique.slice(0, topK);
-  // With budget.fill the rest stays, best first, as reserve the budget may still take.
-  const reserve = policy.budget.fill ? unique.slice(topK).map((item) => ({ ...item, reserve: true })) : [];
-  if (!policy.budget.fill)
-    for (const item of unique.slice(topK)) changes.push({ id: item.id, reason: "beyond_topK" });
+  // With budget.fill the next best stay as reserve the budget may still take: as many as maxMemories leaves
+  // room for, so the stages after this one never work on more than max(topK, maxMemories) memories.
+  const { fill, maxMemories } = policy.budget;
+  const reserveEnd = fill ? Math.max(topK, maxMemories) : topK;
+  const reserve = unique.slice(topK, reserveEnd).map((item) => ({ ...item, reserve: true }));
+  for (const item of unique.slice(reserveEnd)) {
+    changes.push({ id: item.id, reason: fill ? "beyond_maxMemories" : "beyond_topK" });
+  }
   return {
     items: reserve.length > 0 ? [...kept, ...reserve] : kept,
     trace: {

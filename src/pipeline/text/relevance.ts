@@ -24,13 +24,11 @@ export const MAX_QUERY_TERMS = 64;
 const K1 = 1.2;
 const B = 0.75;
 
-/** A letter, mark or digit run (the unit a term is made of). */
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+/** A letter, mark or digit run (the unit a term is made of), read where it starts (sticky). */
+const WORD = /[\p{L}\p{M}\p{N}]+/uy;
 /** Han, Hiragana, Katakana (with the prolonged sound mark) and Hangul: written without spaces between words. */
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]+/gu;
 const ASCII_LOWER = /^[a-z]+$/;
-/** Letters and digits of ASCII only (what WORD matched is never empty and has no control character). */
-const ASCII = /^[0-9A-Za-z]+$/;
 
 /** Porter2 stems of the words seen, shared by every request (bounded; cleared when full). */
 const stems = new Map<string, string>();
@@ -47,35 +45,113 @@ function stemOf(word: string): string {
   return s;
 }
 
-/** Calls `emit(term, offset)` for every term of `text` (offset: where the word starts in `text`). */
-function forEachTerm(text: string, emit: (term: string, offset: number) => void): void {
-  WORD.lastIndex = 0;
-  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
-    const raw = m[0];
-    const offset = m.index;
-    if (ASCII.test(raw)) {
-      emit(stemOf(raw.toLowerCase()), offset);
+/**
+ * A lower-cased ASCII word's first two characters as a number (one character: itself), the key of the
+ * `firsts` table: 0–127 for one character, 128 + 128·c1 + c2 for two. Stemming never changes a word's first
+ * two characters (Porter2 only rewrites suffixes, and keeps at least two), so a query term whose key is not
+ * in the table cannot be the word's stem.
+ */
+function prefixKey(text: string, start: number, end: number): number {
+  const c1 = text.charCodeAt(start) | (text.charCodeAt(start) >= 65 && text.charCodeAt(start) <= 90 ? 32 : 0);
+  if (end - start === 1) return c1;
+  const raw = text.charCodeAt(start + 1);
+  const c2 = raw >= 65 && raw <= 90 ? raw | 32 : raw;
+  return 128 + c1 * 128 + c2;
+}
+/** Set in `firsts` when a wanted term is not plain ASCII (every non-ASCII word must then be read). */
+const NON_ASCII = 128 + 128 * 128;
+const PREFIX_KEYS = NON_ASCII + 1;
+
+const isAsciiAlnum = (c: number): boolean =>
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+
+/** The terms of one word that is not plain ASCII: NFKC, lower case, CJK runs as bigrams, the rest stemmed. */
+function emitWord(raw: string, offset: number, emit: (term: string | null, offset: number) => void): void {
+  const word = raw.normalize("NFKC").toLowerCase();
+  CJK_RUN.lastIndex = 0;
+  let last = 0;
+  for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
+    if (c.index > last) emit(stemOf(word.slice(last, c.index)), offset);
+    const chars = Array.from(c[0]);
+    if (chars.length === 1) emit(c[0], offset);
+    for (let i = 0; i + 1 < chars.length; i++) emit(`${chars[i]}${chars[i + 1]}`, offset);
+    last = c.index + c[0].length;
+  }
+  if (last === 0) emit(stemOf(word), offset);
+  else if (last < word.length) emit(stemOf(word.slice(last)), offset);
+}
+
+/**
+ * Reports the terms of a non-ASCII word as `null`s, as many as `emitWord` would emit, without building them
+ * (the query has no non-ASCII term, so none can match): one per CJK bigram (or lone CJK character) and one per
+ * other part.
+ */
+function countWord(word: string, offset: number, emit: (term: string | null, offset: number) => void): void {
+  CJK_RUN.lastIndex = 0;
+  let last = 0;
+  for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
+    if (c.index > last) emit(null, offset);
+    let chars = 0;
+    for (let i = 0; i < c[0].length; i++) {
+      const u = c[0].charCodeAt(i);
+      if (u < 0xdc00 || u > 0xdfff) chars++;
+    }
+    for (let i = 0; i < Math.max(1, chars - 1); i++) emit(null, offset);
+    last = c.index + c[0].length;
+  }
+  if (last === 0 || last < word.length) emit(null, offset);
+}
+
+/**
+ * Calls `emit(term, offset)` for every term of `text` (offset: where its word starts). With `firsts` (the
+ * `prefixKey`s of the wanted ASCII terms), a plain ASCII word whose key is not in it is reported as `null` —
+ * counted, but neither lower-cased, stemmed nor allocated: on ordinary text that is most words, and what
+ * keeps scoring 40 memories well under a millisecond.
+ */
+function forEachTerm(
+  text: string,
+  emit: (term: string | null, offset: number) => void,
+  firsts?: Uint8Array,
+): void {
+  const n = text.length;
+  const skipNonAscii = firsts !== undefined && firsts[NON_ASCII] !== 1;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c < 128) {
+      if (!isAsciiAlnum(c)) {
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < n && isAsciiAlnum(text.charCodeAt(j))) j++;
+      if (j >= n || text.charCodeAt(j) < 128) {
+        // Plain ASCII letters and digits: the common case, decided without allocating when it cannot match.
+        if (firsts !== undefined && firsts[prefixKey(text, i, j)] !== 1) emit(null, i);
+        else emit(stemOf(text.slice(i, j).toLowerCase()), i);
+        i = j;
+        continue;
+      }
+    }
+    // A word with non-ASCII characters, or a non-ASCII character that is no letter (skipped).
+    WORD.lastIndex = i;
+    const m = WORD.exec(text);
+    if (m === null) {
+      i++;
       continue;
     }
-    const word = raw.normalize("NFKC").toLowerCase();
-    CJK_RUN.lastIndex = 0;
-    let last = 0;
-    for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
-      if (c.index > last) emit(stemOf(word.slice(last, c.index)), offset);
-      const chars = Array.from(c[0]);
-      if (chars.length === 1) emit(c[0], offset);
-      for (let i = 0; i + 1 < chars.length; i++) emit(`${chars[i]}${chars[i + 1]}`, offset);
-      last = c.index + c[0].length;
-    }
-    if (last === 0) emit(stemOf(word), offset);
-    else if (last < word.length) emit(stemOf(word.slice(last)), offset);
+    if (skipNonAscii) countWord(m[0], i, emit);
+    else emitWord(m[0], i, emit);
+    i += m[0].length;
   }
 }
 
 /** The terms of `text`, in order (repeats kept). */
 export function relevanceTerms(text: string): string[] {
   const out: string[] = [];
-  forEachTerm(text, (t) => out.push(t));
+  forEachTerm(text, (t) => {
+    if (t !== null) out.push(t);
+  });
   return out;
 }
 
@@ -87,7 +163,7 @@ export function queryTermsForRelevance(query: string): string[] {
   const all: string[] = [];
   const seen = new Set<string>();
   forEachTerm(query, (t) => {
-    if (!seen.has(t)) {
+    if (t !== null && !seen.has(t)) {
       seen.add(t);
       all.push(t);
     }
@@ -127,7 +203,18 @@ export function scoreSentences(
   queryTerms: readonly string[],
 ): SentenceScore[][] {
   const index = new Map<string, number>();
-  for (let i = 0; i < queryTerms.length; i++) index.set(queryTerms[i] ?? "", i);
+  const firsts = new Uint8Array(PREFIX_KEYS);
+  for (let i = 0; i < queryTerms.length; i++) {
+    const term = queryTerms[i] ?? "";
+    index.set(term, i);
+    if (!/^[a-z0-9]+$/.test(term)) {
+      firsts[NON_ASCII] = 1;
+      continue;
+    }
+    firsts[prefixKey(term, 0, term.length)] = 1;
+    // Porter2's exceptions dying, lying, tying → die, lie, tie: the one case where the second letter changes.
+    if (term.length === 3 && term.endsWith("ie")) firsts[prefixKey(`${term[0]}y`, 0, 2)] = 1;
+  }
   const q = queryTerms.length;
   const df = new Float64Array(q);
   let docs = 0;
@@ -138,16 +225,21 @@ export function scoreSentences(
     const perSentence = memory.sentences.map(() => ({ length: 0, tf: null as Float64Array | null }));
     let s = 0;
     const { sentences } = memory;
-    forEachTerm(memory.text, (term, offset) => {
-      while (s < sentences.length && offset >= (sentences[s]?.end ?? 0)) s++;
-      const sentence = perSentence[s];
-      if (sentence === undefined || offset < (sentences[s]?.start ?? 0)) return;
-      sentence.length++;
-      const k = index.get(term);
-      if (k === undefined) return;
-      if (sentence.tf === null) sentence.tf = new Float64Array(q);
-      sentence.tf[k] = (sentence.tf[k] ?? 0) + 1;
-    });
+    forEachTerm(
+      memory.text,
+      (term, offset) => {
+        while (s < sentences.length && offset >= (sentences[s]?.end ?? 0)) s++;
+        const sentence = perSentence[s];
+        if (sentence === undefined || offset < (sentences[s]?.start ?? 0)) return;
+        sentence.length++;
+        if (term === null) return;
+        const k = index.get(term);
+        if (k === undefined) return;
+        if (sentence.tf === null) sentence.tf = new Float64Array(q);
+        sentence.tf[k] = (sentence.tf[k] ?? 0) + 1;
+      },
+      firsts,
+    );
     for (const sentence of perSentence) {
       docs++;
       totalLength += sentence.length;
