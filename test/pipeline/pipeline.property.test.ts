@@ -263,9 +263,12 @@ const policyFor = (tokenizer: TokenizerName): fc.Arbitrary<PolicyInput> =>
 
 /** Queries for `clip.mode: relevant`: words the contents use, stopwords, other scripts, nothing. */
 const query = fc
-  .array(fc.constantFrom(...WORDS, "what", "did", "I", "say", "Dr.", "coffee?", "旅行", "茶", "Smith", "p.m."), {
-    maxLength: 8,
-  })
+  .array(
+    fc.constantFrom(...WORDS, "what", "did", "I", "say", "Dr.", "coffee?", "旅行", "茶", "Smith", "p.m."),
+    {
+      maxLength: 8,
+    },
+  )
   .map((w) => w.join(" "));
 
 /** One redactor per enabled built-in detector, each with a replacement no detector matches. */
@@ -279,7 +282,10 @@ const checkers = new Map<DetectorName, Redactor>(
 );
 
 function run(compiled: CompiledPolicy, list: readonly Candidate[], q = ""): PipelineResult {
-  return runPipeline({ userId: "u-prop", query: q, candidates: list, backend: "test", explain: true }, compiled);
+  return runPipeline(
+    { userId: "u-prop", query: q, candidates: list, backend: "test", explain: true },
+    compiled,
+  );
 }
 
 /**
