@@ -160,6 +160,45 @@ describe("POST /v1/retrieve — happy paths", () => {
     );
   });
 
+  test("admin: overrides switch clipping to relevant and fill the budget; explain says which sentences and why", async () => {
+    const res = await request(h.app)
+      .post("/v1/retrieve")
+      .set("x-api-key", KEYS.acmeOps)
+      .send(
+        body({
+          query: "does she take sugar?",
+          overrides: {
+            clipSentences: 1,
+            clip: { mode: "relevant" },
+            budget: { packing: "skip", fill: true },
+          },
+          explain: true,
+        }),
+      )
+      .expect(200);
+    expect(res.body.memories[0].content).toBe("... She never takes sugar.");
+    expect(res.body.metadata.appliedFilters).toContain("clip:relevant");
+    const clip = res.body.trace.find((t: { stage: string }) => t.stage === "clip");
+    expect(clip.detail).toEqual({ clipSentences: 1, mode: "relevant", queryTerms: 2 });
+    expect(clip.changes[0]).toEqual({
+      id: "f1",
+      reason: "clipped",
+      sentences: {
+        total: 3,
+        kept: [{ sentence: 2, why: "match", score: expect.any(Number), terms: ["take", "sugar"] }],
+      },
+    });
+    const budget = res.body.trace.find((t: { stage: string }) => t.stage === "token_budget");
+    expect(budget.detail).toMatchObject({ packing: "skip" });
+
+    const bad = await request(h.app)
+      .post("/v1/retrieve")
+      .set("x-api-key", KEYS.acmeOps)
+      .send(body({ overrides: { clip: { mode: "best" }, budget: { maxMemories: 99 } } }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toMatch(/overrides\.clip\.mode: /);
+  });
+
   test("globex is served by its embedded local store", async () => {
     await h.close();
     h = await makeHarness({

@@ -29,6 +29,27 @@ describe("policy files", () => {
     expect(r.policy.fallbacks.COLLECTION_NOT_FOUND).toBe("empty");
     expect(r.policy.cache).toEqual({ ttlSeconds: 60, staleSeconds: 3600 });
     expect(r.policy.format.timeZone).toBe("UTC");
+    // Seed 000's clipping and packing unless a file asks for more (policies/default.yaml does).
+    expect(r.policy.clip).toEqual({ mode: "leading" });
+    expect(r.policy.budget).toEqual({ packing: "truncate", fill: false, maxMemories: 20 });
+  });
+
+  test("clip and budget: values and ranges are checked, with the line", () => {
+    const text = [
+      "name: bad",
+      "version: 1",
+      "clip:",
+      "  mode: best",
+      "budget:",
+      "  packing: squeeze",
+      "  fill: yes",
+      "  maxMemories: 51",
+    ].join("\n");
+    const problems = lines(text);
+    expect(problems[0]).toMatch(/^policies\/p\.yaml:4: clip\.mode: .*"leading"\|"relevant"\|"off"/);
+    expect(problems[1]).toMatch(/^policies\/p\.yaml:6: budget\.packing: .*"truncate"\|"skip"/);
+    expect(problems[2]).toMatch(/^policies\/p\.yaml:7: budget\.fill: /);
+    expect(problems[3]).toBe("policies/p.yaml:8: budget.maxMemories: must be an integer from 1 to 50 (got 51)");
   });
 
   test("JSON is accepted too", () => {
