@@ -47,9 +47,9 @@ function stemOf(word: string): string {
 
 /**
  * A lower-cased ASCII word's first two characters as a number (one character: itself), the key of the
- * `firsts` table: 0–127 for one character, 128 + 128·c1 + c2 for two. Stemming never changes a word's first
- * two characters (Porter2 only rewrites suffixes, and keeps at least two), so a query term whose key is not
- * in the table cannot be the word's stem.
+ * `firsts` table: 0–127 for one character, 128 + 128·c1 + c2 for two. Porter2 keeps a word's first two
+ * characters (it rewrites suffixes and leaves at least two), except dying, lying, tying → die, lie, tie (the
+ * table then holds both keys), so a word whose key is not in the table cannot stem to a query term.
  */
 function prefixKey(text: string, start: number, end: number): number {
   const c1 = text.charCodeAt(start) | (text.charCodeAt(start) >= 65 && text.charCodeAt(start) <= 90 ? 32 : 0);
@@ -81,25 +81,20 @@ function emitWord(raw: string, offset: number, emit: (term: string | null, offse
   else if (last < word.length) emit(stemOf(word.slice(last)), offset);
 }
 
+/** A word made only of Han, kana and Hangul (its terms are its character bigrams, nothing else). */
+const ALL_CJK = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]+$/u;
+
 /**
- * Reports the terms of a non-ASCII word as `null`s, as many as `emitWord` would emit, without building them
- * (the query has no non-ASCII term, so none can match): one per CJK bigram (or lone CJK character) and one per
- * other part.
+ * Reports the terms of an all-CJK word as `null`s, as many as `emitWord` would emit (one per character bigram,
+ * or one for a lone character), without building them: the query has no non-ASCII term, so none can match.
  */
-function countWord(word: string, offset: number, emit: (term: string | null, offset: number) => void): void {
-  CJK_RUN.lastIndex = 0;
-  let last = 0;
-  for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
-    if (c.index > last) emit(null, offset);
-    let chars = 0;
-    for (let i = 0; i < c[0].length; i++) {
-      const u = c[0].charCodeAt(i);
-      if (u < 0xdc00 || u > 0xdfff) chars++;
-    }
-    for (let i = 0; i < Math.max(1, chars - 1); i++) emit(null, offset);
-    last = c.index + c[0].length;
+function countCjkWord(word: string, offset: number, emit: (term: string | null, offset: number) => void): void {
+  let chars = 0;
+  for (let i = 0; i < word.length; i++) {
+    const u = word.charCodeAt(i);
+    if (u < 0xdc00 || u > 0xdfff) chars++;
   }
-  if (last === 0 || last < word.length) emit(null, offset);
+  for (let i = 0; i < Math.max(1, chars - 1); i++) emit(null, offset);
 }
 
 /**
@@ -140,7 +135,9 @@ function forEachTerm(
       i++;
       continue;
     }
-    if (skipNonAscii) countWord(m[0], i, emit);
+    // All-CJK words (NFKC leaves them CJK) cannot hold an ASCII query term; anything else may (fullwidth
+    // Latin, an ASCII word next to "’" or "。"), so it is read in full.
+    if (skipNonAscii && ALL_CJK.test(m[0])) countCjkWord(m[0], i, emit);
     else emitWord(m[0], i, emit);
     i += m[0].length;
   }
