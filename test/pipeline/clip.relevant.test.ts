@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { runPipeline } from "../../src/pipeline";
-import { clipStage, OMISSION, selectSentences } from "../../src/pipeline/stages/clip";
+import { clipStage, effectiveScores, OMISSION, selectSentences } from "../../src/pipeline/stages/clip";
 import { queryTermsForRelevance, relevanceTerms, scoreSentences } from "../../src/pipeline/text/relevance";
 import { sentenceSpans } from "../../src/pipeline/text/sentences";
 import type { WorkItem } from "../../src/pipeline/types";
@@ -63,13 +63,21 @@ describe("relevance terms", () => {
 describe("selectSentences", () => {
   const s = (...scores: number[]) => scores.map((score) => ({ score, matched: score > 0 ? [0] : [] }));
 
-  test("the best N, returned in the original order; ties go to the earlier sentence", () => {
-    expect(selectSentences(s(0, 3, 1, 5, 0), 2).map((k) => [k.sentence, k.why])).toEqual([
-      [1, "match"],
-      [3, "match"],
+  test("the best N by effective score (own + half the previous one's), in the original order; ties: the earlier", () => {
+    // effective: 0, 3, 2.5, 5.5, 2.5
+    expect(selectSentences(s(0, 3, 1, 5, 0), 2).map((k) => [k.sentence, k.why, k.score])).toEqual([
+      [1, "match", 3],
+      [3, "match", 5.5],
     ]);
-    expect(selectSentences(s(2, 2, 2, 2), 2).map((k) => k.sentence)).toEqual([0, 1]);
-    expect(selectSentences(s(0, 2, 0, 2, 2), 2).map((k) => k.sentence)).toEqual([1, 3]);
+    // effective: 2, 3, 3, 3 — the sentences after a match gain; ties go to the earlier.
+    expect(selectSentences(s(2, 2, 2, 2), 2).map((k) => k.sentence)).toEqual([1, 2]);
+    // effective: 0, 2, 1, 2, 3
+    expect(selectSentences(s(0, 2, 0, 2, 2), 2).map((k) => k.sentence)).toEqual([1, 4]);
+    // A sentence that matches nothing itself but follows a strong match beats a weak match: "context".
+    expect(selectSentences(s(6, 0, 0, 1), 2).map((k) => [k.sentence, k.why, k.score])).toEqual([
+      [0, "match", 6],
+      [1, "context", 3],
+    ]);
   });
 
   test("fewer matches than N: the sentence after a match, then the one before; none: the first N", () => {
@@ -280,19 +288,20 @@ describe("relevant clipping properties", () => {
         const spans = sentenceSpans(t);
         const [scores = []] = scoreSentences([{ text: t, sentences: spans }], terms);
         const kept = selectSentences(scores, n);
-        const matches = kept.filter((k) => k.why === "match");
+        const effective = effectiveScores(scores);
+        const matches = kept.filter((k) => k.why !== "context" || (effective[k.sentence] ?? 0) > 0);
         const worst = matches.reduce((m, k) => Math.min(m, k.score), Number.POSITIVE_INFINITY);
-        scores.forEach((s, i) => {
+        effective.forEach((e, i) => {
           if (kept.some((k) => k.sentence === i)) return;
-          if (matches.length === 0) expect(s.score).toBe(0);
-          else expect(s.score).toBeLessThanOrEqual(worst);
+          if (matches.length === 0) expect(e).toBe(0);
+          else expect(e).toBeLessThanOrEqual(worst);
         });
         expect(kept.length).toBe(Math.min(n, spans.length));
         // Ties go to the earlier sentence; with free slots left, nothing that matches is left out.
-        scores.forEach((s, i) => {
-          if (kept.some((k) => k.sentence === i) || s.score === 0) return;
+        effective.forEach((e, i) => {
+          if (kept.some((k) => k.sentence === i) || e === 0) return;
           expect(matches.length).toBe(n);
-          if (s.score === worst) {
+          if (e === worst) {
             for (const k of matches) if (k.score === worst) expect(k.sentence).toBeLessThan(i);
           }
         });

@@ -1,0 +1,90 @@
+/**
+ * The project's own golden set (eval/golden/): what `npm run eval` measures policies on. It must stay what
+ * README says it is: at least 300 questions over multi-session conversations in the local backend's format,
+ * every answer standing in its evidence, several languages and question kinds, long messages where the
+ * answer often sits after the second sentence.
+ */
+import { join, resolve } from "node:path";
+import { loadMemoriesFile } from "../../src/backends/local/load";
+import type { MemoryRecord } from "../../src/backends/local/schema";
+import {
+  alternativesOf,
+  checkGoldenAgainstMemories,
+  type GoldenQuestion,
+  loadGoldenFile,
+  normalizeForMatch,
+} from "../../src/eval/golden";
+import { sentenceSpans } from "../../src/pipeline/text/sentences";
+
+const DIR = resolve(__dirname, "../../eval/golden");
+let records: MemoryRecord[] = [];
+let questions: GoldenQuestion[] = [];
+
+beforeAll(async () => {
+  records = await loadMemoriesFile(join(DIR, "memories.jsonl"));
+  questions = await loadGoldenFile(join(DIR, "questions.jsonl"));
+});
+
+/** 1-based sentence of `content` where the answer stands (0: not found within one sentence). */
+function sentenceOf(content: string, answer: string): number {
+  const target = normalizeForMatch(answer);
+  const spans = sentenceSpans(content);
+  const i = spans.findIndex((s) => normalizeForMatch(content.slice(s.start, s.end)).includes(target));
+  return i + 1;
+}
+
+describe("the shipped golden set", () => {
+  test("validates against its memories: ids exist, evidence is the asker's, answers stand in the evidence", () => {
+    expect(checkGoldenAgainstMemories(questions, records)).toEqual([]);
+  });
+
+  test("at least 300 questions over multi-session conversations of several users", () => {
+    expect(questions.length).toBeGreaterThanOrEqual(300);
+    const users = new Set(records.map((r) => r.userId));
+    expect(users.size).toBeGreaterThanOrEqual(6);
+    for (const user of users) {
+      const sessions = new Set(records.filter((r) => r.userId === user).map((r) => r.sessionId));
+      expect([user, sessions.size >= 8]).toEqual([user, true]);
+    }
+  });
+
+  test("several languages and question kinds, temporal and update questions among them", () => {
+    const langs = new Set(questions.map((q) => q.lang));
+    expect(langs.size).toBeGreaterThanOrEqual(4);
+    const categories = new Set(questions.map((q) => q.category));
+    for (const c of ["single-hop", "multi-hop", "temporal", "update"]) expect(categories).toContain(c);
+  });
+
+  test("long messages, and the answer often after the second sentence (where a leading clip cuts it)", () => {
+    const long = records.filter((r) => sentenceSpans(r.content).length >= 4).length;
+    expect(long / records.length).toBeGreaterThan(0.3);
+    const byId = new Map(records.map((r) => [r.id, r]));
+    let late = 0;
+    let placed = 0;
+    for (const q of questions) {
+      const evidence = q.expectedIds.map((id) => byId.get(id)).filter((r) => r !== undefined);
+      for (const piece of q.answers) {
+        const at = Math.min(
+          ...evidence.flatMap((r) => alternativesOf(piece).map((a) => sentenceOf(r.content, a) || 99)),
+        );
+        if (at === 99) continue;
+        placed++;
+        if (at >= 3) late++;
+      }
+    }
+    expect(placed).toBeGreaterThan(questions.length * 0.8);
+    expect(late / placed).toBeGreaterThan(0.4);
+  });
+
+  test("near-duplicates: some memories repeat another's text up to case, spacing and punctuation", () => {
+    const norm = (s: string) => s.toLowerCase().replace(/[\s\p{P}]+/gu, " ").trim();
+    const seen = new Set<string>();
+    let repeats = 0;
+    for (const r of records) {
+      const key = `${r.userId}\u0000${norm(r.content)}`;
+      if (seen.has(key)) repeats++;
+      seen.add(key);
+    }
+    expect(repeats).toBeGreaterThanOrEqual(5);
+  });
+});
