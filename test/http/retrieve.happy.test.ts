@@ -54,7 +54,8 @@ describe("POST /v1/retrieve — happy paths", () => {
     const [fact] = res.body.memories;
     expect(fact).toMatchObject({
       id: "f1",
-      content: "Ana orders an oat milk flat white. She likes it hot....",
+      // The default policy keeps up to 4 sentences: this fact is whole.
+      content: "Ana orders an oat milk flat white. She likes it hot. She never takes sugar.",
       type: "fact",
       provenance: {
         collection: "user:u-123",
@@ -67,9 +68,15 @@ describe("POST /v1/retrieve — happy paths", () => {
     expect(res.body.metadata).toMatchObject({
       totalResults: 4,
       includedResults: 2,
-      appliedFilters: ["score_threshold", "deduplication", "interleave:alternate", "clip", "token_budget"],
-      config: { topK: 8, clipSentences: 2, maxTokens: 1500, searchType: "hybrid", minScore: 0.3 },
-      policy: { name: "default", version: 1 },
+      appliedFilters: [
+        "score_threshold",
+        "deduplication",
+        "interleave:alternate",
+        "clip:relevant",
+        "token_budget",
+      ],
+      config: { topK: 12, clipSentences: 4, maxTokens: 1500, searchType: "hybrid", minScore: 0.15 },
+      policy: { name: "default", version: 2 },
       backend: "zep",
       cache: "miss",
       fallback: null,
@@ -79,11 +86,11 @@ describe("POST /v1/retrieve — happy paths", () => {
     expect(typeof res.body.metadata.queryTime).toBe("number");
     expect(res.body.systemPrompt).toContain("## Relevant Context from Previous Conversations");
     expect(res.body.systemPrompt).toContain(
-      "- Ana orders an oat milk flat white. She likes it hot.... (confidence: 0.92)",
+      "- Ana orders an oat milk flat white. She likes it hot. She never takes sugar. (confidence: 0.92)",
     );
     expect(res.body.systemPrompt).toContain("[2026-03-20T08:30:00Z] user: Make it decaf today, please.");
     expect(res.body.trace).toBeUndefined();
-    expect(h.zep.acme?.lastRequest?.limit).toBe(16);
+    expect(h.zep.acme?.lastRequest?.limit).toBe(24);
     expect(res.headers["x-request-id"]).toBeDefined();
   });
 
@@ -136,7 +143,8 @@ describe("POST /v1/retrieve — happy paths", () => {
       .expect(200);
     expect(res.body.metadata.config.topK).toBe(1);
     expect(res.body.memories).toHaveLength(1);
-    expect(res.body.memories[0].content).toBe("Ana orders an oat milk flat white....");
+    // Relevant clipping to one sentence: the one that matches "order".
+    expect(res.body.memories[0].content).toBe("Ana orders an oat milk flat white. ...");
     const stages = res.body.trace.map((t: { stage: string }) => t.stage);
     expect(stages).toEqual(["score_threshold", "deduplication", "interleave", "clip", "token_budget"]);
     // topK 1 × overfetch 2: only the two best candidates are fetched.
@@ -147,7 +155,16 @@ describe("POST /v1/retrieve — happy paths", () => {
       out: 1,
       changes: [{ id: "f2", reason: "duplicate_of:f1" }],
     });
-    expect(res.body.trace[3].changes).toEqual([{ id: "f1", reason: "clipped" }]);
+    expect(res.body.trace[3].changes).toEqual([
+      {
+        id: "f1",
+        reason: "clipped",
+        sentences: {
+          total: 3,
+          kept: [{ sentence: 0, why: "match", score: expect.any(Number), terms: ["order"] }],
+        },
+      },
+    ]);
     const wide = await request(h.app)
       .post("/v1/retrieve")
       .set("x-api-key", KEYS.acmeOps)

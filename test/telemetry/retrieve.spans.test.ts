@@ -93,7 +93,7 @@ describe("retrieval spans", () => {
     const meta = res.body.metadata;
     expect(retrieve.attributes).toMatchObject({
       "memgate.policy.name": "default",
-      "memgate.policy.version": 1,
+      "memgate.policy.version": 2,
       "memgate.policy.hash": meta.policy.hash,
       "memgate.backend": "zep",
       "memgate.tenant": "acme",
