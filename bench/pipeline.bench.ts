@@ -548,6 +548,10 @@ async function relevantSection(): Promise<{ text: string; shipped: Measured | un
     { label: "default.yaml (shipped)", compiled: compilePolicy(def) },
     { label: "seed-000 (leading, topK 8)", compiled: compilePolicy(loadEvalPolicy("seed-000")) },
     {
+      label: "seed-000 with relevant clipping",
+      compiled: compile(loadEvalPolicy("seed-000"), { clip: { mode: "relevant" } }),
+    },
+    {
       label: "relevant, topK 20, fill to 40, skip",
       compiled: compile(def, {
         retrieval: { ...def.retrieval, topK: 20, overfetch: 2 },

@@ -20,7 +20,20 @@
  *   Co. Jr. Sr. St. a.m. p.m. U.S. and any `X.Y.` chain or single-letter initial) do not before lowercase
  *   and, before an uppercase word, end it only when that word is a common sentence starter ("The", "He", …).
  *   So "J. R. R. Tolkien" and "U.S. Army" stay whole while "at 3 p.m. Then we left." splits.
- * - A list marker `1.` at the start of a line is not a sentence.
+ * - A list marker `1.` at the start of a line is not a sentence; neither is an item number written inline
+ *   ("I need: 1. milk 2. eggs 3. bread."): a number after a space, colon or opening bracket whose neighbour
+ *   in the sequence (N−1 before it, or 2 after a 1) stands the same way within 400 characters. A number up
+ *   to 31 with a period before a month name (English, German, French, Spanish), before "bis"/"und", or after
+ *   a German article or preposition ("am 3. Mai", "vom 13. bis 20. September", "der 3. Platz") is an ordinal.
+ *   A count ("I bought 2. Then…") still ends the sentence.
+ * - Abbreviations of German, French and Spanish running text (z. B., d. h., bzw., ca., Nr., inkl., ggf., usw.,
+ *   "Hauptstr. 5"; M., p. ex., env., cf.; Sra., Dra., aprox., Avda.) follow the same kinds as the English
+ *   ones; German and French sentence openers count as starters (German capitalizes every noun, so only
+ *   those mean "new sentence" after an ambiguous abbreviation).
+ * - Quotes and brackets: a closing guillemet after a space ("Viens ! »", French typography, any of the three
+ *   spaces) belongs to the terminator's cluster, so a lowercase word after it continues the sentence.
+ *   Inside CJK title brackets 《…》〈…〉 no sentence ends; a full-width terminator, a closing quote and a
+ *   speech attribution (と, って, 说, 道, 问) continue one (“你好！”他说。); before anything else it ends.
  * - A blank line (two line breaks, or U+2029) ends a sentence; a single line break does not.
  */
 
@@ -87,6 +100,19 @@ define(
 );
 define("suffix", "etc");
 define("ambiguous", "Inc Ltd Co Corp Jr Sr St Bros al Ph.D M.D B.Sc M.Sc a.m p.m");
+// German, French and Spanish running text. Titles and connectives never end a sentence; numbering words do
+// not before a digit; "usw." (like "etc.") ends one before a capital.
+define(
+  "title",
+  "Hr Hrn Dipl Ing bzw vgl ggf evtl sog bspw inkl zzgl exkl geb lt Mlle MM Me Mgr Pr Sra Srta Dra Dña " +
+    "Ud Uds env cf aprox",
+);
+define(
+  "numeric",
+  "Nr Str Tel Abs Bd Jh Mio Mrd Std Min Kap Aufl Mär Okt Dez janv févr avr juil déc chap éd vol art ene abr " +
+    "ago dic Avda núm",
+);
+define("suffix", "usw usf");
 
 /** Capitalized words that usually begin a sentence: after an ambiguous abbreviation they mean "new sentence". */
 const STARTERS = new Set(
@@ -95,7 +121,11 @@ const STARTERS = new Set(
     "Before When While What Where Why How Who My Our Your His Her Their Its Next Also However Meanwhile Later " +
     "Today Yesterday Tomorrow Now Yes No Please Thanks Thank Let Is Are Was Were Do Does Did Can Could Will " +
     "Would Should For From To With By Not All Some Many Most One Each Every Both Because Although Though " +
-    "Since Still Thus Hence Finally First Sure Ok Okay Hi Hello See Here"
+    "Since Still Thus Hence Finally First Sure Ok Okay Hi Hello See Here " +
+    // German, French, Spanish sentence openers (German capitalizes every noun: only these mean "new sentence").
+    "Der Die Das Ich Wir Er Es Ihr Aber Und Dann Heute Gestern Morgen Danach Also Jetzt Auch Ein Eine " +
+    "Le La Les Je Il Elle Nous Vous Ils Elles On Mais Et Puis Alors Ensuite Un Une " +
+    "El Los Las Yo Él Ella Nosotros Pero Luego Hoy Ayer Mañana Después Entonces Ya"
   ).split(" "),
 );
 
@@ -155,6 +185,11 @@ interface Cluster {
   closed: boolean;
 }
 
+const isGuillemetClose = (text: string, j: number): boolean => {
+  const c = text.charCodeAt(j);
+  return c === 0xbb || c === 0x203a;
+};
+
 /** Reads terminators, closers and attached emoji starting at `i` (a terminator). */
 function readCluster(text: string, i: number): Cluster {
   let kind = NONE;
@@ -174,6 +209,10 @@ function readCluster(text: string, i: number): Cluster {
     } else if ((flagsOf(c) & CLOSER) !== 0) {
       closed = true;
       j++;
+    } else if (kind !== NONE && (c === 0x20 || c === 0xa0 || c === 0x202f) && isGuillemetClose(text, j + 1)) {
+      // French typography puts a (narrow no-break) space before the closing guillemet: "Viens ! »".
+      closed = true;
+      j += 2;
     } else if (c >= 0x2000 && !isCjk(c)) {
       const cp = cpAt(text, j);
       const emoji = cp === 0xfe0f || cp === 0x200d || (cp >= 0x1f3fb && cp <= 0x1f3ff);
@@ -203,7 +242,7 @@ function wordBefore(text: string, i: number): string {
       step = cpLen(cp);
     }
     p -= step;
-    if (i - p > (dotted ? 31 : 6)) return ""; // longer than any abbreviation
+    if (i - p > (dotted ? 31 : 14)) return ""; // longer than any abbreviation (or a compound ending in one)
   }
   if (p === i || text.charCodeAt(p) === 46) return "";
   const before = p > 0 ? cpBefore(text, p) : 32;
@@ -216,6 +255,8 @@ function abbreviationKind(word: string): AbbrevKind | undefined {
   if (first !== "upper" && first !== "lower") return undefined; // also "" and uncased scripts
   const entry = ABBREVIATIONS.get(word.toLowerCase());
   if (entry && (!entry.capOnly || first === "upper")) return entry.kind;
+  // German street names: "Hauptstr. 5", "Lindenstr. 14".
+  if (word.length > 3 && word.endsWith("str") && first === "upper") return "numeric";
   if (word.includes(".")) return DOTTED_CHAIN.test(word) ? "ambiguous" : undefined;
   return word.length === 1 || (word.length <= 4 && SINGLE_LETTER.test(word)) ? "initial" : undefined;
 }
@@ -237,6 +278,77 @@ function isListMarker(text: string, i: number): boolean {
   return p === 0 || isLineBreak(text.charCodeAt(p - 1));
 }
 
+/** French "p. ex." (par exemple): the "ex." after "p." is an abbreviation, not a word. */
+function isParExemple(text: string, i: number): boolean {
+  const before = text.slice(Math.max(0, i - 5), i - 2);
+  return /(^|[^\p{L}])p\.\s?$/u.test(before);
+}
+
+const MONTHS = new Set(
+  (
+    "january february march april may june july august september october november december " +
+    "jan feb mar apr jun jul aug sep sept oct nov dec " +
+    "januar jänner februar märz april mai juni juli august september oktober november dezember mär okt dez " +
+    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre " +
+    "janv févr avr juil déc " +
+    "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre"
+  ).split(" "),
+);
+/** German words after which a number with a period is an ordinal: "am 3.", "der 2.", "bis zum 15.". */
+const ORDINAL_LEAD = new Set(
+  "am im vom zum zur bis ab seit der die das den dem des beim ihr ihre sein seine mein meine".split(" "),
+);
+/** Words that continue a German date range or list of ordinals: "vom 13. bis 20. September". */
+const ORDINAL_NEXT = new Set(["bis", "und", "oder", "u"]);
+
+const LETTERS_AT = /[\p{L}\p{M}]+/uy;
+function letterWordAt(text: string, k: number): string {
+  LETTERS_AT.lastIndex = k;
+  return LETTERS_AT.exec(text)?.[0] ?? "";
+}
+function letterWordBefore(text: string, p: number): string {
+  let q = p;
+  while (q > 0 && text.charCodeAt(q - 1) === 32) q--;
+  let r = q;
+  while (r > 0 && isLetterOrMark(cpBefore(text, r))) r -= cpLen(cpBefore(text, r));
+  return text.slice(r, q);
+}
+
+/**
+ * A number and its period that are not the end of a sentence (the `.` at `i`, the next word at `k`):
+ * - an ordinal date or a German ordinal: "am 3. Mai", "le 3. mars" is not French but "3. Mai", "vom 13. bis
+ *   20. September", "der 2. Platz" — a number up to 31 before a month name, before "bis"/"und", or after a
+ *   German article or preposition;
+ * - an item of a numbered list written inline: "1. milk 2. eggs 3. bread" — a number after a space, a colon or
+ *   an opening bracket whose neighbour in the sequence (N−1 before it, or 2 after a 1) stands the same way
+ *   within 400 characters. "I bought 2. Then we left." has no such neighbour: it ends.
+ */
+function isNumberMark(text: string, i: number, k: number): boolean {
+  let p = i;
+  while (p > 0 && i - p < 3 && caseOf(text.charCodeAt(p - 1)) === "digit") p--;
+  if (p === i || (p > 0 && caseOf(text.charCodeAt(p - 1)) === "digit")) return false;
+  const before = p > 0 ? text.charCodeAt(p - 1) : 32;
+  if (!(isSpace(before) || before === 58 || (flagsOf(before) & OPENER) !== 0)) return false;
+  const n = Number(text.slice(p, i));
+  const next = letterWordAt(text, k).toLowerCase();
+  if (n >= 1 && n <= 31) {
+    if (MONTHS.has(next) || ORDINAL_NEXT.has(next)) return true;
+    if (ORDINAL_LEAD.has(letterWordBefore(text, p).toLowerCase())) return true;
+  }
+  return hasListNeighbour(text, p, i, n);
+}
+
+/** Whether the item number `n` (at `p`..`i`) has its neighbour in an inline list: N−1 before it, or 2 after a 1. */
+function hasListNeighbour(text: string, p: number, i: number, n: number): boolean {
+  const marker = (m: number) => new RegExp(`(?:^|[\\s:(\\[（])${m}\\.(?=\\s)`, "g");
+  if (n > 1) {
+    const from = Math.max(0, p - 400);
+    return marker(n - 1).test(text.slice(from, p));
+  }
+  if (n === 1) return marker(2).test(text.slice(i, i + 400));
+  return false;
+}
+
 function ellipsisEnds(text: string, k: number, next: Case): boolean {
   const pronounI = text.charCodeAt(k) === 73 && !isLetterOrMark(cpAt(text, k + 1));
   return next === "upper" && !pronounI;
@@ -247,20 +359,47 @@ function periodEnds(text: string, i: number, k: number, next: Case): boolean {
   if (text.charCodeAt(k) === 46 && (k + 1 >= text.length || isSpace(text.charCodeAt(k + 1)))) return false;
   if (i >= 2 && text.charCodeAt(i - 1) === 32 && text.charCodeAt(i - 2) === 46)
     return ellipsisEnds(text, k, next);
-  const kind = abbreviationKind(wordBefore(text, i));
-  if (kind === undefined) return !isListMarker(text, i);
+  const word = wordBefore(text, i);
+  const kind = word === "ex" && isParExemple(text, i) ? "title" : abbreviationKind(word);
+  if (kind === undefined) return !isListMarker(text, i) && !isNumberMark(text, i, k);
   if (kind === "title" || next === "lower") return false;
   if (kind === "numeric") return next !== "digit";
   if (kind === "suffix" || next !== "upper") return true;
   return isStarter(text, k, kind === "initial");
 }
 
+/** A terminator inside CJK title brackets (《为什么？》, 〈…〉) is part of the title: no sentence ends there. */
+function insideTitle(text: string, i: number): boolean {
+  for (let p = i - 1; p >= 0 && i - p <= 64; p--) {
+    const c = text.charCodeAt(p);
+    if (c === 0x300a || c === 0x3008) return true; // 《 〈
+    if (c === 0x300b || c === 0x3009 || c === 0x3002) return false; // 》 〉 。
+  }
+  return false;
+}
+
+/** Chinese quoted speech with its attribution right after the closing quote: “你好！”他说。 */
+function saidAfter(text: string, j: number): boolean {
+  for (let q = j; q < j + 3 && q < text.length; q++) {
+    const c = text.charCodeAt(q);
+    if (c === 0x8bf4 || c === 0x8aaa || c === 0x9053 || c === 0x95ee || c === 0x554f) return true; // 说說道问問
+    if (!isCjk(c)) return false;
+  }
+  return false;
+}
+
 function clusterEnds(text: string, i: number, cl: Cluster): boolean {
   const j = cl.end;
   if (j >= text.length) return false;
   const c = text.charCodeAt(j);
-  if (cl.kind === FULL)
-    return !(cl.closed && (c === 0x3068 || (c === 0x3063 && text.charCodeAt(j + 1) === 0x3066)));
+  if (cl.kind === FULL) {
+    if (insideTitle(text, i)) return false;
+    return !(
+      cl.closed &&
+      (c === 0x3068 || (c === 0x3063 && text.charCodeAt(j + 1) === 0x3066) || saidAfter(text, j))
+    );
+  }
+  if (cl.kind === STRONG && isCjk(cpAt(text, j)) && insideTitle(text, i)) return false;
   if (!isSpace(c)) {
     if (cl.kind === STRONG) return isCjk(cpAt(text, j));
     return cl.kind === DOT && isCjk(cpAt(text, j)) && i > 0 && isCjk(cpBefore(text, i));
