@@ -725,9 +725,7 @@ export async function main(): Promise<void> {
   console.log(heading("shipped policies as they are, and a budget that cuts (16 × ~500 chars)"));
   console.log(policyTable(sets));
 
-  console.log(
-    heading(`query-aware clipping: 40 candidates × ~500 chars, o200k_base, query "${QUERY}"`),
-  );
+  console.log(heading(`query-aware clipping: 40 candidates × ~500 chars, o200k_base, query "${QUERY}"`));
   const relevant = await relevantSection();
   console.log(relevant.text);
 

@@ -77,7 +77,11 @@ describe("the shipped golden set", () => {
   });
 
   test("near-duplicates: some memories repeat another's text up to case, spacing and punctuation", () => {
-    const norm = (s: string) => s.toLowerCase().replace(/[\s\p{P}]+/gu, " ").trim();
+    const norm = (s: string) =>
+      s
+        .toLowerCase()
+        .replace(/[\s\p{P}]+/gu, " ")
+        .trim();
     const seen = new Set<string>();
     let repeats = 0;
     for (const r of records) {

@@ -49,7 +49,9 @@ describe("policy files", () => {
     expect(problems[0]).toMatch(/^policies\/p\.yaml:4: clip\.mode: .*"leading"\|"relevant"\|"off"/);
     expect(problems[1]).toMatch(/^policies\/p\.yaml:6: budget\.packing: .*"truncate"\|"skip"/);
     expect(problems[2]).toMatch(/^policies\/p\.yaml:7: budget\.fill: /);
-    expect(problems[3]).toBe("policies/p.yaml:8: budget.maxMemories: must be an integer from 1 to 50 (got 51)");
+    expect(problems[3]).toBe(
+      "policies/p.yaml:8: budget.maxMemories: must be an integer from 1 to 50 (got 51)",
+    );
   });
 
   test("JSON is accepted too", () => {

@@ -88,7 +88,11 @@ const ALL_CJK = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script
  * Reports the terms of an all-CJK word as `null`s, as many as `emitWord` would emit (one per character bigram,
  * or one for a lone character), without building them: the query has no non-ASCII term, so none can match.
  */
-function countCjkWord(word: string, offset: number, emit: (term: string | null, offset: number) => void): void {
+function countCjkWord(
+  word: string,
+  offset: number,
+  emit: (term: string | null, offset: number) => void,
+): void {
   let chars = 0;
   for (let i = 0; i < word.length; i++) {
     const u = word.charCodeAt(i);
