@@ -14,7 +14,7 @@ import {
   writeRecordedFile,
 } from "../eval/candidates";
 import { type GoldenQuestion, GoldenSetError, loadGoldenFile } from "../eval/golden";
-import { checkGates, diffText, type Gate, gatesText, groupTable, overallTable } from "../eval/report";
+import { checkGates, diffText, type Gate, gatesText, groupTable, overallTable, pct } from "../eval/report";
 import { diffPolicies, evaluatePolicy, type PolicyReport, type PolicyUnderTest } from "../eval/run";
 import { compilePolicyFile } from "../policy/compile";
 import { formatProblem } from "../policy/load";
@@ -265,14 +265,14 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
         groupTable(
           reports,
           (r) => r.byCategory,
-          (s) => (s.answerKept === null ? "—" : `${(s.answerKept * 100).toFixed(1)} %`),
+          (s) => pct(s.answerKept),
         ),
         "",
         "evidence recall, by category (questions)",
         groupTable(
           reports,
           (r) => r.byCategory,
-          (s) => (s.evidenceRecall === null ? "—" : `${(s.evidenceRecall * 100).toFixed(1)} %`),
+          (s) => pct(s.evidenceRecall),
         ),
         "",
         "tokens mean, by category (questions)",
@@ -289,7 +289,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
           groupTable(
             reports,
             (r) => r.byLang,
-            (s) => (s.answerKept === null ? "—" : `${(s.answerKept * 100).toFixed(1)} %`),
+            (s) => pct(s.answerKept),
           ),
         );
       }

@@ -1,12 +1,11 @@
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { type Backend, BackendError } from "../backends/types";
 import { candidateSchema } from "../pipeline/candidate";
 import type { Candidate } from "../pipeline/types";
 import type { Policy } from "../policy/schema";
 import { SEARCH_TYPES } from "../policy/schema";
-import { type GoldenQuestion, GoldenSetError, jsonlLines } from "./golden";
+import { type GoldenQuestion, GoldenSetError, parseJsonl, readEvalFile } from "./golden";
 
 /**
  * The candidates of a golden set, fetched once so that every policy is compared on identical input.
@@ -33,29 +32,9 @@ export const recordedLineSchema = z.strictObject({
 export type RecordedCandidates = z.output<typeof recordedLineSchema>;
 
 export async function loadRecordedFile(file: string): Promise<Map<string, RecordedCandidates>> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
-    throw new GoldenSetError(`${file}: cannot read the recorded candidates (${code})`);
-  }
+  const text = await readEvalFile(file, "the recorded candidates");
   const out = new Map<string, RecordedCandidates>();
-  for (const { line, text: t } of jsonlLines(text)) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(t);
-    } catch {
-      throw new GoldenSetError(`${file}:${line}: invalid JSON`);
-    }
-    const parsed = recordedLineSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const path = issue?.path.map(String).join(".") ?? "";
-      throw new GoldenSetError(`${file}:${line}: ${path ? `${path}: ` : ""}${issue?.message ?? "invalid"}`);
-    }
-    out.set(parsed.data.id, parsed.data);
-  }
+  for (const { data } of parseJsonl(text, file, recordedLineSchema)) out.set(data.id, data);
   return out;
 }
 

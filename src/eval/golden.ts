@@ -69,9 +69,12 @@ export function* jsonlLines(text: string): Generator<{ line: number; text: strin
   }
 }
 
-export function parseGoldenJsonl(text: string, source: string): GoldenQuestion[] {
-  const out: GoldenQuestion[] = [];
-  const seen = new Map<string, number>();
+/** Each non-comment line of JSONL `text` parsed and validated by `schema`; errors name `source:line: field`. */
+export function* parseJsonl<T>(
+  text: string,
+  source: string,
+  schema: z.ZodType<T>,
+): Generator<{ line: number; data: T }> {
   for (const { line, text: t } of jsonlLines(text)) {
     let raw: unknown;
     try {
@@ -79,36 +82,44 @@ export function parseGoldenJsonl(text: string, source: string): GoldenQuestion[]
     } catch {
       throw new GoldenSetError(`${source}:${line}: invalid JSON`);
     }
-    const parsed = goldenQuestionSchema.safeParse(raw);
+    const parsed = schema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const path = issue ? formatZodPath(issue.path) : "";
       throw new GoldenSetError(`${source}:${line}: ${path ? `${path}: ` : ""}${issue?.message ?? "invalid"}`);
     }
-    const first = seen.get(parsed.data.id);
+    yield { line, data: parsed.data };
+  }
+}
+
+/** A file's text, or a GoldenSetError naming the file and what it was to be (`the golden set`, …). */
+export async function readEvalFile(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
+    throw new GoldenSetError(`${file}: cannot read ${what} (${code})`);
+  }
+}
+
+export function parseGoldenJsonl(text: string, source: string): GoldenQuestion[] {
+  const out: GoldenQuestion[] = [];
+  const seen = new Map<string, number>();
+  for (const { line, data } of parseJsonl(text, source, goldenQuestionSchema)) {
+    const first = seen.get(data.id);
     if (first !== undefined) {
-      throw new GoldenSetError(
-        `${source}:${line}: id: duplicate id "${parsed.data.id}" (first at line ${first})`,
-      );
+      throw new GoldenSetError(`${source}:${line}: id: duplicate id "${data.id}" (first at line ${first})`);
     }
-    seen.set(parsed.data.id, line);
-    out.push(parsed.data);
+    seen.set(data.id, line);
+    out.push(data);
   }
   if (out.length === 0) throw new GoldenSetError(`${source}: no questions`);
   return out;
 }
 
 export async function loadGoldenFile(file: string): Promise<GoldenQuestion[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
-    throw new GoldenSetError(`${file}: cannot read the golden set (${code})`);
-  }
-  return parseGoldenJsonl(text, file);
+  return parseGoldenJsonl(await readEvalFile(file, "the golden set"), file);
 }
-
 /**
  * The form answers are compared in: NFKC (full-width → ASCII), lower case, curly quotes and apostrophes as
  * straight ones, every run of whitespace one space. Locale-free.

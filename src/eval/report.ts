@@ -29,7 +29,8 @@ export function checkGates(reports: readonly PolicyReport[], gates: readonly Gat
   return out;
 }
 
-const pct = (v: number | null) => (v === null ? "—" : `${(v * 100).toFixed(1)} %`);
+/** A share as "12.3 %", or "—" when there is none. */
+export const pct = (v: number | null): string => (v === null ? "—" : `${(v * 100).toFixed(1)} %`);
 const num = (v: number, digits = 0) =>
   v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 

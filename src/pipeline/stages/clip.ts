@@ -134,16 +134,7 @@ export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext
       if (clipped) changes.push({ id: item.id, reason: "clipped" });
       return { ...item, content, originalLength: item.content.length };
     });
-    return {
-      items: out,
-      trace: {
-        stage: "clip",
-        in: items.length,
-        out: out.length,
-        changes,
-        detail: { clipSentences: max, mode: "leading" },
-      },
-    };
+    return clipResult(items, out, changes, { clipSentences: max, mode: "leading" });
   }
 
   // Every sentence of every memory is a document for the query's IDF, clipped or not.
@@ -171,14 +162,18 @@ export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext
     );
     return { ...item, content, originalLength: item.content.length };
   });
-  return {
-    items: out,
-    trace: {
-      stage: "clip",
-      in: items.length,
-      out: out.length,
-      changes,
-      detail: { clipSentences: max, mode: "relevant", queryTerms: relevant.length },
-    },
-  };
+  return clipResult(items, out, changes, {
+    clipSentences: max,
+    mode: "relevant",
+    queryTerms: relevant.length,
+  });
+}
+
+function clipResult(
+  input: readonly WorkItem[],
+  out: WorkItem[],
+  changes: TraceChange[],
+  detail: Record<string, string | number>,
+): StageResult {
+  return { items: out, trace: { stage: "clip", in: input.length, out: out.length, changes, detail } };
 }
