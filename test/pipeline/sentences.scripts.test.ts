@@ -132,3 +132,43 @@ describe("English words that look like abbreviations elsewhere still end sentenc
     ["That was two years ago. Now it is fine.", ["That was two years ago.", "Now it is fine."]],
   ]);
 });
+
+describe("more of each class: quoted speech and its attribution, abbreviations in parts, ordinals vs counts", () => {
+  table([
+    // German „…“ and Swiss «…» closers after a terminator; an English speaker and speech verb after a quote.
+    ["Er rief „Komm!“ und lief weg. Gut.", ["Er rief „Komm!“ und lief weg.", "Gut."]],
+    ["Sie fragte «Ça va?» und lachte. Ja.", ["Sie fragte «Ça va?» und lachte.", "Ja."]],
+    ['"Why?" John asked. Nobody knew.', ['"Why?" John asked.', "Nobody knew."]],
+    ['"Stop!" I said. He stopped.', ['"Stop!" I said.', "He stopped."]],
+    ['"Stop!" Mary Jane shouted at him. Fine.', ['"Stop!" Mary Jane shouted at him.', "Fine."]],
+    ['She said "Go." John left at once.', ['She said "Go."', "John left at once."]],
+    // CJK: a longer Chinese attribution, a colon opening new speech, Japanese を/の, Korean particles.
+    ["“你好！”她笑着说。然后走了。", ["“你好！”她笑着说。", "然后走了。"]],
+    ["他问：“你来吗？”我说：“来。”", ["他问：“你来吗？”", "我说：“来。”"]],
+    ["「ありがとう！」の一言が嬉しかった。本当に。", ["「ありがとう！」の一言が嬉しかった。", "本当に。"]],
+    ["「頑張れ！」を合言葉にした。勝った。", ["「頑張れ！」を合言葉にした。", "勝った。"]],
+    ['그는 "안녕!"이라고 말했다. 나도 웃었다.', ['그는 "안녕!"이라고 말했다.', "나도 웃었다."]],
+    ["“我知道！”我们都笑了。", ["“我知道！”", "我们都笑了。"]],
+    // Abbreviations written in parts, and numbering initials.
+    ["Wir zahlen i. d. R. am Monatsende. Das passt.", ["Wir zahlen i. d. R. am Monatsende.", "Das passt."]],
+    [
+      "Rom wurde 753 v. Chr. gegründet. Das weiß jeder.",
+      ["Rom wurde 753 v. Chr. gegründet.", "Das weiß jeder."],
+    ],
+    ["Das steht auf S. 12 im Buch. Lies es.", ["Das steht auf S. 12 im Buch.", "Lies es."]],
+    ["Das kostet 3 Mio. Euro im Jahr. Zu teuer.", ["Das kostet 3 Mio. Euro im Jahr.", "Zu teuer."]],
+    [
+      "Es kamen Peter, Anna u. a. Die Nachbarn kamen später.",
+      ["Es kamen Peter, Anna u. a.", "Die Nachbarn kamen später."],
+    ],
+    ["J'habite au 12 boul. Saint-Michel. Viens.", ["J'habite au 12 boul. Saint-Michel.", "Viens."]],
+    // Ordinals after a German article, and counts that must still split ("am" is English too).
+    [
+      "Das ist das 2. Kapitel des Buches. Lies weiter.",
+      ["Das ist das 2. Kapitel des Buches.", "Lies weiter."],
+    ],
+    ["Sie wurde die 2. Das war knapp.", ["Sie wurde die 2.", "Das war knapp."]],
+    ["I am 30. Life is good.", ["I am 30.", "Life is good."]],
+    ["He got 1. She got 2.", ["He got 1.", "She got 2."]],
+  ]);
+});
