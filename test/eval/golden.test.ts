@@ -7,6 +7,7 @@
 import { join, resolve } from "node:path";
 import { loadMemoriesFile } from "../../src/backends/local/load";
 import type { MemoryRecord } from "../../src/backends/local/schema";
+import { main } from "../../src/cli/main";
 import {
   alternativesOf,
   checkGoldenAgainstMemories,
@@ -91,4 +92,45 @@ describe("the shipped golden set", () => {
     }
     expect(repeats).toBeGreaterThanOrEqual(5);
   });
+});
+
+describe("the shipped default policy, measured on the golden set as `npm run eval` does", () => {
+  interface Overall {
+    answerKept: number;
+    tokensMean: number;
+  }
+  test("keeps the answer at least as often as the backend's top 20 whole, with fewer tokens, far more than seed 000", async () => {
+    const out: string[] = [];
+    const root = resolve(__dirname, "../..");
+    const code = await main(
+      [
+        "eval",
+        "--golden",
+        join(DIR, "questions.jsonl"),
+        "--backend",
+        "local",
+        "--data",
+        join(DIR, "memories.jsonl"),
+        "--policy",
+        join(root, "policies/default.yaml"),
+        "--policy",
+        join(root, "eval/policies"),
+        "--json",
+      ],
+      { out: (l) => out.push(l), err: () => undefined },
+    );
+    expect(code).toBe(0);
+    const report = JSON.parse(out.join("\n")) as { policies: Array<{ label: string; overall: Overall }> };
+    const of = (label: string): Overall => {
+      const found = report.policies.find((p) => p.label === label);
+      if (found === undefined) throw new Error(`no policy ${label} in the report`);
+      return found.overall;
+    };
+    const def = of("default");
+    const whole = of("top20-whole");
+    expect(def.answerKept).toBeGreaterThanOrEqual(whole.answerKept);
+    expect(def.tokensMean).toBeLessThan(whole.tokensMean);
+    expect(def.answerKept - of("seed-000").answerKept).toBeGreaterThan(0.3);
+    expect(def.answerKept - of("default-leading").answerKept).toBeGreaterThan(0.05);
+  }, 60_000);
 });

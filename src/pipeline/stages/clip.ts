@@ -44,7 +44,7 @@ function endsWithEllipsis(text: string): boolean {
 /**
  * How much of a sentence's score the sentence right after it inherits. An answer often follows the sentence
  * that names its topic ("I talked to the adviser at the bank. She is called Frau Demir."), and shares no word
- * with the question. Chosen on the golden set (`npm run eval`): 0.5 kept the answer in 98.4 % of questions
+ * with the question. Chosen on the golden set (`npm run eval`): 0.5 kept the answer in 98.4 % of the first 318 questions
  * with 3 sentences per memory against 97.2 % without (0.3: 97.8 %, 0.8: 98.1 %).
  */
 export const CARRY = 0.5;
