@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import fc from "fast-check";
 import { getTokenizer, warmTokenizers } from "../../src/pipeline/tokenizers";
 import { MAX_RUN } from "../../src/pipeline/tokenizers/bpe";
 import { TOKENIZERS } from "../../src/policy/schema";
@@ -96,11 +99,120 @@ describe("BPE counting of long runs without whitespace", () => {
     }
   });
 
-  test("chunks never split a surrogate pair (an emoji run counts like its halves)", () => {
-    const run = "😀".repeat(MAX_RUN); // 512 code units: cut at 256 would fall between code points only
-    const odd = `x${run}`; // shifts every pair by one code unit: a naive cut would split one
-    expect(o200k.count(odd)).toBe(
-      countTokens(odd.slice(0, MAX_RUN - 1)) + countTokens(odd.slice(MAX_RUN - 1)),
+  test("chunks never split a surrogate pair (an emoji piece counts like its halves)", () => {
+    // " 😀😀…" is one piece of the pre-tokenizer (a space and symbols), 513 code units: a cut at 256 would
+    // fall inside a pair, so the first chunk ends at 255.
+    const piece = ` ${"😀".repeat(MAX_RUN)}`;
+    expect(o200k.count(piece)).toBe(
+      countTokens(piece.slice(0, MAX_RUN - 1)) +
+        countTokens(piece.slice(MAX_RUN - 1, 2 * MAX_RUN - 1)) +
+        countTokens(piece.slice(2 * MAX_RUN - 1)),
     );
+  });
+
+  test("a long run of whitespace is chunked too (it used to be counted whole, quadratic in its length)", () => {
+    const started = process.hrtime.bigint();
+    expect(o200k.count(`a${" ".repeat(50_000)}b`)).toBeGreaterThan(0);
+    // Generous: whole, 50,000 spaces take over a second; in chunks a few milliseconds.
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
+  });
+});
+
+describe("BPE counting piece by piece equals gpt-tokenizer's count of the whole text", () => {
+  const libraries = {
+    o200k_base: (
+      require("gpt-tokenizer/cjs/encoding/o200k_base") as typeof import("gpt-tokenizer/cjs/encoding/o200k_base")
+    ).countTokens,
+    cl100k_base: (
+      require("gpt-tokenizer/cjs/encoding/cl100k_base") as typeof import("gpt-tokenizer/cjs/encoding/cl100k_base")
+    ).countTokens,
+  };
+  const plain = { disallowedSpecial: new Set<string>() };
+  /** Pieces of chat text that stress the pre-tokenizer: contractions, case, digits, scripts, spaces, breaks. */
+  const bits = fc.constantFrom(
+    "Hello",
+    "world",
+    "I'm",
+    "we'll",
+    "THEY'RE",
+    "don't",
+    "McDonald's",
+    "iPhone",
+    "x",
+    "Q",
+    "42",
+    "1234567",
+    "3.14",
+    "v1.2.3",
+    "$9.99",
+    "e-mail",
+    "a@b.co",
+    "https://ex.am/p?q=1",
+    "—",
+    "...",
+    "!!",
+    "?",
+    "(",
+    ")",
+    "«",
+    "»",
+    "„",
+    "“",
+    "’s",
+    "咖啡",
+    "我喜欢",
+    "東京に住んでいて",
+    "안녕하세요",
+    "Ünïcödé",
+    "naïve",
+    "café",
+    "ｆｕｌｌ",
+    "١٢٣",
+    "مرحبا",
+    "😀",
+    "👨‍👩‍👧",
+    "🇫🇷",
+    "<|endoftext|>",
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\r\n",
+    " \n ",
+    "\u00a0",
+    "\u3000",
+    "\u200b",
+  );
+  const chatText = fc.array(bits, { maxLength: 40 }).map((parts) => parts.join(""));
+
+  test.each(["o200k_base", "cl100k_base"] as const)(
+    "%s: on generated chat text and arbitrary strings",
+    (name) => {
+      const tokenizer = getTokenizer(name);
+      const library = libraries[name];
+      fc.assert(
+        fc.property(fc.oneof(chatText, fc.string({ unit: "binary", maxLength: 120 })), (text) => {
+          expect(tokenizer.count(text)).toBe(library(text, plain));
+          // Counting again (every piece now remembered) gives the same.
+          expect(tokenizer.count(text)).toBe(library(text, plain));
+        }),
+        { numRuns: 1500 },
+      );
+    },
+  );
+
+  test("on every memory of the golden set", () => {
+    const lines = readFileSync(resolve(__dirname, "../../eval/golden/memories.jsonl"), "utf8").split("\n");
+    const contents = lines
+      .filter((l) => l.startsWith("{"))
+      .map((l) => (JSON.parse(l) as { content: string }).content);
+    expect(contents.length).toBeGreaterThan(300);
+    for (const name of ["o200k_base", "cl100k_base"] as const) {
+      const tokenizer = getTokenizer(name);
+      for (const content of contents)
+        expect([content, tokenizer.count(content)]).toEqual([content, libraries[name](content, plain)]);
+    }
   });
 });

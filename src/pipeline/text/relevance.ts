@@ -25,8 +25,6 @@ export const MAX_QUERY_TERMS = 64;
 const K1 = 1.2;
 const B = 0.75;
 
-/** A letter, mark or digit run (the unit a term is made of), read where it starts (sticky). */
-const WORD = /[\p{L}\p{M}\p{N}]+/uy;
 /** Han, Hiragana, Katakana (with the prolonged sound mark) and Hangul: written without spaces between words. */
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]+/gu;
 const ASCII_LOWER = /^[a-z]+$/;
@@ -81,50 +79,63 @@ const isAsciiAlnum = (c: number): boolean =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /** The terms of one word that is not plain ASCII: NFKC, lower case, CJK runs as bigrams, the rest stemmed. */
-function emitWord(raw: string, offset: number, emit: (term: string | null, offset: number) => void): void {
+function emitWord(
+  raw: string,
+  offset: number,
+  emit: (term: string | null, offset: number, count: number) => void,
+): void {
   const word = raw.normalize("NFKC").toLowerCase();
   CJK_RUN.lastIndex = 0;
   let last = 0;
   for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
-    if (c.index > last) emit(stemOf(word.slice(last, c.index)), offset);
+    if (c.index > last) emit(stemOf(word.slice(last, c.index)), offset, 1);
     const chars = Array.from(c[0]);
-    if (chars.length === 1) emit(c[0], offset);
-    for (let i = 0; i + 1 < chars.length; i++) emit(`${chars[i]}${chars[i + 1]}`, offset);
+    if (chars.length === 1) emit(c[0], offset, 1);
+    for (let i = 0; i + 1 < chars.length; i++) emit(`${chars[i]}${chars[i + 1]}`, offset, 1);
     last = c.index + c[0].length;
   }
-  if (last === 0) emit(stemOf(word), offset);
-  else if (last < word.length) emit(stemOf(word.slice(last)), offset);
+  if (last === 0) emit(stemOf(word), offset, 1);
+  else if (last < word.length) emit(stemOf(word.slice(last)), offset, 1);
 }
 
-/** A word made only of Han, kana and Hangul (its terms are its character bigrams, nothing else). */
-const ALL_CJK = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]+$/u;
+/** What a character is for `forEachTerm`: part of a word (`\p{L}\p{M}\p{N}`), and of a CJK script. */
+const WORD_CHAR = 1;
+const CJK_CHAR = 2;
+const CLASSIFIED = 4;
+const WORD_CP = /^[\p{L}\p{M}\p{N}]$/u;
+const CJK_CP = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]$/u;
+/** The class of every BMP code unit, computed with the regexes above on first sight (the same on every host). */
+const CLASSES = new Uint8Array(0x10000);
 
-/**
- * Reports the terms of an all-CJK word as `null`s, as many as `emitWord` would emit (one per character bigram,
- * or one for a lone character), without building them: the query has no non-ASCII term, so none can match.
- */
-function countCjkWord(
-  word: string,
-  offset: number,
-  emit: (term: string | null, offset: number) => void,
-): void {
-  let chars = 0;
-  for (let i = 0; i < word.length; i++) {
-    const u = word.charCodeAt(i);
-    if (u < 0xdc00 || u > 0xdfff) chars++;
+function classifyCp(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  return CLASSIFIED | (WORD_CP.test(ch) ? WORD_CHAR : 0) | (CJK_CP.test(ch) ? CJK_CHAR : 0);
+}
+
+/** The class of the code point starting at `i` (a lone surrogate is no word character). */
+function classAt(text: string, i: number, c: number): number {
+  if (c >= 0xd800 && c <= 0xdfff) {
+    const cp = text.codePointAt(i) ?? c;
+    return cp > 0xffff ? classifyCp(cp) : CLASSIFIED;
   }
-  for (let i = 0; i < Math.max(1, chars - 1); i++) emit(null, offset);
+  let k = CLASSES[c] ?? 0;
+  if (k === 0) {
+    k = classifyCp(c);
+    CLASSES[c] = k;
+  }
+  return k;
 }
 
 /**
- * Calls `emit(term, offset)` for every term of `text` (offset: where its word starts). With `firsts` (the
+ * Calls `emit(term, offset, 1)` for every term of `text` (offset: where its word starts). With `firsts` (the
  * `prefixKey`s of the wanted ASCII terms), a plain ASCII word whose key is not in it is reported as `null` —
  * counted, but neither lower-cased, stemmed nor allocated: on ordinary text that is most words, and what
- * keeps scoring 40 memories well under a millisecond.
+ * keeps scoring 40 memories well under a millisecond. The terms of an all-CJK word are then reported at once
+ * as `emit(null, offset, count)`.
  */
 function forEachTerm(
   text: string,
-  emit: (term: string | null, offset: number) => void,
+  emit: (term: string | null, offset: number, count: number) => void,
   firsts?: Uint8Array,
 ): void {
   const n = text.length;
@@ -141,24 +152,35 @@ function forEachTerm(
       while (j < n && isAsciiAlnum(text.charCodeAt(j))) j++;
       if (j >= n || text.charCodeAt(j) < 128) {
         // Plain ASCII letters and digits: the common case, decided without allocating when it cannot match.
-        if (firsts !== undefined && firsts[prefixKey(text, i, j)] !== 1) emit(null, i);
-        else emit(stemOf(text.slice(i, j).toLowerCase()), i);
+        if (firsts !== undefined && firsts[prefixKey(text, i, j)] !== 1) emit(null, i, 1);
+        else emit(stemOf(text.slice(i, j).toLowerCase()), i, 1);
         i = j;
         continue;
       }
     }
-    // A word with non-ASCII characters, or a non-ASCII character that is no letter (skipped).
-    WORD.lastIndex = i;
-    const m = WORD.exec(text);
-    if (m === null) {
+    // A word with non-ASCII characters, or a non-ASCII character that is no letter (skipped): the run of
+    // letters, marks and digits from `i`, read with the class table (no regex, no allocation).
+    let j = i;
+    let chars = 0;
+    let allCjk = true;
+    while (j < n) {
+      const u = text.charCodeAt(j);
+      const k = u < 128 ? (isAsciiAlnum(u) ? WORD_CHAR | CLASSIFIED : CLASSIFIED) : classAt(text, j, u);
+      if ((k & WORD_CHAR) === 0) break;
+      if ((k & CJK_CHAR) === 0) allCjk = false;
+      chars++;
+      j += u >= 0xd800 && u <= 0xdbff && j + 1 < n ? 2 : 1;
+    }
+    if (j === i) {
       i++;
       continue;
     }
-    // All-CJK words (NFKC leaves them CJK) cannot hold an ASCII query term; anything else may (fullwidth
-    // Latin, an ASCII word next to "’" or "。"), so it is read in full.
-    if (skipNonAscii && ALL_CJK.test(m[0])) countCjkWord(m[0], i, emit);
-    else emitWord(m[0], i, emit);
-    i += m[0].length;
+    // All-CJK words (NFKC leaves them CJK) cannot hold an ASCII query term: their terms, one per character
+    // bigram (or one for a lone character), are only counted. Anything else may (fullwidth Latin, an ASCII
+    // word next to "’" or "。"), so it is read in full.
+    if (skipNonAscii && allCjk) emit(null, i, Math.max(1, chars - 1));
+    else emitWord(text.slice(i, j), i, emit);
+    i = j;
   }
 }
 
@@ -247,11 +269,11 @@ export function scoreSentences(
     const { sentences } = memory;
     forEachTerm(
       memory.text,
-      (term, offset) => {
+      (term, offset, count) => {
         while (s < sentences.length && offset >= (sentences[s]?.end ?? 0)) s++;
         const sentence = perSentence[s];
         if (sentence === undefined || offset < (sentences[s]?.start ?? 0)) return;
-        sentence.length++;
+        sentence.length += count;
         if (term === null) return;
         const k = index.get(term);
         if (k === undefined) return;

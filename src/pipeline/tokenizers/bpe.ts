@@ -13,68 +13,105 @@ type CountFn = typeof CountTokens;
  */
 const PLAIN_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() });
 
+interface Encoding {
+  countTokens: CountFn;
+  /** The encoding's pre-tokenizer (tiktoken's split pattern): BPE merges never cross its pieces. */
+  split: RegExp;
+}
+
 /**
  * Loads the encoding's rank table (tens of milliseconds to parse, ~150 ms for o200k_base), so it is required
  * lazily, only for the encodings a policy actually uses. The literal paths keep bundlers able to see them.
  * `gpt-tokenizer/cjs/...` is used because this project resolves modules the classic Node way (no `exports`).
  */
-function loadCounter(name: BpeName): CountFn {
+function loadEncoding(name: BpeName): Encoding {
+  const patterns: typeof import("gpt-tokenizer/cjs/encodingParams/constants") = require("gpt-tokenizer/cjs/encodingParams/constants");
   switch (name) {
     case "cl100k_base": {
       const mod: typeof import("gpt-tokenizer/cjs/encoding/cl100k_base") = require("gpt-tokenizer/cjs/encoding/cl100k_base");
-      return mod.countTokens;
+      return { countTokens: mod.countTokens, split: sticky(patterns.CL100K_TOKEN_SPLIT_REGEX) };
     }
     case "o200k_base": {
       const mod: typeof import("gpt-tokenizer/cjs/encoding/o200k_base") = require("gpt-tokenizer/cjs/encoding/o200k_base");
-      return mod.countTokens;
+      return { countTokens: mod.countTokens, split: sticky(patterns.O200K_TOKEN_SPLIT_REGEX) };
     }
   }
+}
+
+/** The same pattern, matched only where it is told to start (so `test` walks the pieces without allocating). */
+function sticky(pattern: RegExp): RegExp {
+  return new RegExp(pattern.source, `${pattern.flags.replace(/[gy]/g, "")}y`);
 }
 
 /**
- * BPE merges within one pre-token cost time quadratic in its length: 50,000 "a"s take over a second (measured:
- * o200k_base 1.2 s, cl100k_base 1.2 s), which would block the event loop on one hostile memory. So runs of
- * non-whitespace longer than this are counted in chunks of this many characters (cut between code points).
- * Text without such runs — every ordinary text — is counted exactly as tiktoken does; a chunked run can only
- * count more tokens than whole (no merge crosses a cut), never fewer, and every count of a text goes through
- * this one function, so a budget measured with it stays strict.
+ * BPE merges within one piece cost time quadratic in its length: 50,000 "a"s take over a second (measured:
+ * o200k_base 1.2 s, cl100k_base 1.2 s), which would block the event loop on one hostile memory. So a piece
+ * longer than this is counted in chunks of this many code units (cut between code points). Text without such
+ * pieces — every ordinary text — is counted exactly as tiktoken does; a chunked piece can only count more
+ * tokens than whole (no merge crosses a cut), never fewer, and every count of a text goes through this one
+ * function, so a budget measured with it stays strict.
  */
 export const MAX_RUN = 256;
-const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}`, "g");
 
-function chunkedCount(text: string, countTokens: CountFn): number {
-  // Too short to hold a long run: skip the scan (most texts counted are sentences and lines).
-  if (text.length <= MAX_RUN) return countTokens(text, PLAIN_TEXT);
-  LONG_RUN.lastIndex = 0;
-  let match = LONG_RUN.exec(text);
-  if (match === null) return countTokens(text, PLAIN_TEXT);
-  let total = 0;
-  let from = 0;
-  while (match !== null) {
-    if (match.index > from) total += countTokens(text.slice(from, match.index), PLAIN_TEXT);
-    const end = match.index + match[0].length;
-    let at = match.index;
-    while (at < end) {
-      let cut = Math.min(at + MAX_RUN, end);
-      const last = text.charCodeAt(cut - 1);
-      if (cut < end && last >= 0xd800 && last <= 0xdbff) cut -= 1; // never split a surrogate pair
-      total += countTokens(text.slice(at, cut), PLAIN_TEXT);
+/** Pieces' counts are kept until they add up to this many code units (then the table starts afresh). */
+const MAX_CACHED_UNITS = 1 << 21;
+
+/**
+ * A real byte-pair encoding (tiktoken-compatible counts) through gpt-tokenizer. A text is cut into the
+ * encoding's own pieces (its pre-tokenizer pattern), and the count of a text is the sum of its pieces'
+ * counts, each piece counted by gpt-tokenizer once and then remembered: words repeat, so most pieces are
+ * a table read, and nothing is allocated per piece but its string (the library's own `countTokens` builds a
+ * match array for every piece, ~0.6 MB for 40 memories). The sum equals gpt-tokenizer's count of the whole
+ * text (test/pipeline/tokenizers.test.ts checks it on arbitrary text); should the pattern ever fail to cover
+ * a text, that text is counted by gpt-tokenizer whole.
+ */
+export function createBpeTokenizer(name: BpeName): Tokenizer {
+  const { countTokens, split } = loadEncoding(name);
+  const pieces = new Map<string, number>();
+  let cachedUnits = 0;
+
+  function countPiece(piece: string): number {
+    let n = pieces.get(piece);
+    if (n !== undefined) return n;
+    n = piece.length > MAX_RUN ? countInChunks(piece) : countTokens(piece, PLAIN_TEXT);
+    if (cachedUnits + piece.length > MAX_CACHED_UNITS) {
+      pieces.clear();
+      cachedUnits = 0;
+    }
+    pieces.set(piece, n);
+    cachedUnits += piece.length;
+    return n;
+  }
+
+  function countInChunks(piece: string): number {
+    let total = 0;
+    for (let at = 0; at < piece.length; ) {
+      let cut = Math.min(at + MAX_RUN, piece.length);
+      const last = piece.charCodeAt(cut - 1);
+      if (cut < piece.length && last >= 0xd800 && last <= 0xdbff) cut -= 1; // never split a surrogate pair
+      total += countTokens(piece.slice(at, cut), PLAIN_TEXT);
       at = cut;
     }
-    from = end;
-    match = LONG_RUN.exec(text);
+    return total;
   }
-  if (from < text.length) total += countTokens(text.slice(from), PLAIN_TEXT);
-  return total;
-}
 
-/** A real byte-pair encoding (tiktoken-compatible counts) through gpt-tokenizer. */
-export function createBpeTokenizer(name: BpeName): Tokenizer {
-  const countTokens = loadCounter(name);
+  function count(text: string): number {
+    let total = 0;
+    let at = 0;
+    while (at < text.length) {
+      split.lastIndex = at;
+      if (!split.test(text) || split.lastIndex <= at) return countInChunks(text);
+      const end = split.lastIndex;
+      total += countPiece(at === 0 && end === text.length ? text : text.slice(at, end));
+      at = end;
+    }
+    return total;
+  }
+
   return Object.freeze({
     name,
     count(text: string): number {
-      return text.length === 0 ? 0 : chunkedCount(text, countTokens);
+      return text.length === 0 ? 0 : count(text);
     },
   });
 }
