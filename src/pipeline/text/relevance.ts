@@ -79,26 +79,35 @@ const isAsciiAlnum = (c: number): boolean =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /** The terms of one word that is not plain ASCII: NFKC, lower case, CJK runs as bigrams, the rest stemmed. */
-function emitWord(
-  raw: string,
-  offset: number,
-  emit: (term: string | null, offset: number, count: number) => void,
-): void {
+function wordTerms(raw: string, hit: (term: string) => void): number {
   const word = raw.normalize("NFKC").toLowerCase();
   CJK_RUN.lastIndex = 0;
   let last = 0;
+  let count = 0;
   for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
-    if (c.index > last) emit(stemOf(word.slice(last, c.index)), offset, 1);
+    if (c.index > last) {
+      hit(stemOf(word.slice(last, c.index)));
+      count++;
+    }
     const chars = Array.from(c[0]);
-    if (chars.length === 1) emit(c[0], offset, 1);
-    for (let i = 0; i + 1 < chars.length; i++) emit(`${chars[i]}${chars[i + 1]}`, offset, 1);
+    if (chars.length === 1) {
+      hit(c[0]);
+      count++;
+    }
+    for (let i = 0; i + 1 < chars.length; i++) {
+      hit(`${chars[i]}${chars[i + 1]}`);
+      count++;
+    }
     last = c.index + c[0].length;
   }
-  if (last === 0) emit(stemOf(word), offset, 1);
-  else if (last < word.length) emit(stemOf(word.slice(last)), offset, 1);
+  if (last === 0 || last < word.length) {
+    hit(stemOf(last === 0 ? word : word.slice(last)));
+    count++;
+  }
+  return count;
 }
 
-/** What a character is for `forEachTerm`: part of a word (`\p{L}\p{M}\p{N}`), and of a CJK script. */
+/** What a character is for `scanTerms`: part of a word (`\p{L}\p{M}\p{N}`), and of a CJK script. */
 const WORD_CHAR = 1;
 const CJK_CHAR = 2;
 const CLASSIFIED = 4;
@@ -126,34 +135,47 @@ function classAt(text: string, i: number, c: number): number {
   return k;
 }
 
+/** ASCII letters and digits (a lookup, not three range tests, in the loop every character goes through). */
+const ASCII_ALNUM = new Uint8Array(128);
+for (let c = 0; c < 128; c++) ASCII_ALNUM[c] = isAsciiAlnum(c) ? 1 : 0;
+
 /**
- * Calls `emit(term, offset, 1)` for every term of `text` (offset: where its word starts). With `firsts` (the
- * `prefixKey`s of the wanted ASCII terms), a plain ASCII word whose key is not in it is reported as `null` —
- * counted, but neither lower-cased, stemmed nor allocated: on ordinary text that is most words, and what
- * keeps scoring 40 memories well under a millisecond. The terms of an all-CJK word are then reported at once
- * as `emit(null, offset, count)`.
+ * Counts the terms of `text[start, end)` and calls `hit(term)` for those that may be wanted. With `firsts`
+ * (the `prefixKey`s of the wanted ASCII terms), a plain ASCII word whose key is not in it is only counted —
+ * neither lower-cased, stemmed nor allocated: on ordinary text that is most words, and what keeps scoring 40
+ * memories well under a millisecond; so are the terms of an all-CJK word (one per character bigram, or one
+ * for a lone character) when no wanted term is non-ASCII. Without `firsts` every term is a hit.
  */
-function forEachTerm(
+function scanTerms(
   text: string,
-  emit: (term: string | null, offset: number, count: number) => void,
+  start: number,
+  end: number,
+  hit: (term: string) => void,
   firsts?: Uint8Array,
-): void {
-  const n = text.length;
+): number {
   const skipNonAscii = firsts !== undefined && firsts[NON_ASCII] !== 1;
-  let i = 0;
-  while (i < n) {
+  let count = 0;
+  let i = start;
+  while (i < end) {
     const c = text.charCodeAt(i);
     if (c < 128) {
-      if (!isAsciiAlnum(c)) {
+      if (ASCII_ALNUM[c] !== 1) {
         i++;
         continue;
       }
       let j = i + 1;
-      while (j < n && isAsciiAlnum(text.charCodeAt(j))) j++;
-      if (j >= n || text.charCodeAt(j) < 128) {
+      let d = 0;
+      while (j < end) {
+        d = text.charCodeAt(j);
+        if (d >= 128 || ASCII_ALNUM[d] !== 1) break;
+        j++;
+      }
+      if (j >= end || d < 128) {
         // Plain ASCII letters and digits: the common case, decided without allocating when it cannot match.
-        if (firsts !== undefined && firsts[prefixKey(text, i, j)] !== 1) emit(null, i, 1);
-        else emit(stemOf(text.slice(i, j).toLowerCase()), i, 1);
+        count++;
+        if (firsts === undefined || firsts[prefixKey(text, i, j)] === 1) {
+          hit(stemOf(text.slice(i, j).toLowerCase()));
+        }
         i = j;
         continue;
       }
@@ -163,33 +185,31 @@ function forEachTerm(
     let j = i;
     let chars = 0;
     let allCjk = true;
-    while (j < n) {
+    while (j < end) {
       const u = text.charCodeAt(j);
-      const k = u < 128 ? (isAsciiAlnum(u) ? WORD_CHAR | CLASSIFIED : CLASSIFIED) : classAt(text, j, u);
+      const k = u < 128 ? (ASCII_ALNUM[u] === 1 ? WORD_CHAR | CLASSIFIED : CLASSIFIED) : classAt(text, j, u);
       if ((k & WORD_CHAR) === 0) break;
       if ((k & CJK_CHAR) === 0) allCjk = false;
       chars++;
-      j += u >= 0xd800 && u <= 0xdbff && j + 1 < n ? 2 : 1;
+      j += u >= 0xd800 && u <= 0xdbff && j + 1 < end ? 2 : 1;
     }
     if (j === i) {
       i++;
       continue;
     }
-    // All-CJK words (NFKC leaves them CJK) cannot hold an ASCII query term: their terms, one per character
-    // bigram (or one for a lone character), are only counted. Anything else may (fullwidth Latin, an ASCII
-    // word next to "’" or "。"), so it is read in full.
-    if (skipNonAscii && allCjk) emit(null, i, Math.max(1, chars - 1));
-    else emitWord(text.slice(i, j), i, emit);
+    // All-CJK words (NFKC leaves them CJK) cannot hold an ASCII query term; anything else may (fullwidth
+    // Latin, an ASCII word next to "’" or "。"), so it is read in full.
+    if (skipNonAscii && allCjk) count += Math.max(1, chars - 1);
+    else count += wordTerms(text.slice(i, j), hit);
     i = j;
   }
+  return count;
 }
 
 /** The terms of `text`, in order (repeats kept). */
 export function relevanceTerms(text: string): string[] {
   const out: string[] = [];
-  forEachTerm(text, (t) => {
-    if (t !== null) out.push(t);
-  });
+  scanTerms(text, 0, text.length, (t) => out.push(t));
   return out;
 }
 
@@ -200,8 +220,8 @@ export function relevanceTerms(text: string): string[] {
 export function queryTermsForRelevance(query: string): string[] {
   const all: string[] = [];
   const seen = new Set<string>();
-  forEachTerm(query, (t) => {
-    if (t !== null && !seen.has(t)) {
+  scanTerms(query, 0, query.length, (t) => {
+    if (!seen.has(t)) {
       seen.add(t);
       all.push(t);
     }
@@ -263,30 +283,24 @@ export function scoreSentences(
   let totalLength = 0;
   // Per sentence: its length in terms and the frequency of each query term (null: none matched).
   const stats: Array<Array<{ length: number; tf: Float64Array | null }>> = [];
+  let tf: Float64Array | null = null;
+  const hit = (term: string): void => {
+    const k = index.get(term);
+    if (k === undefined) return;
+    tf ??= new Float64Array(q);
+    tf[k] = (tf[k] ?? 0) + 1;
+  };
   for (const memory of memories) {
-    const perSentence = memory.sentences.map(() => ({ length: 0, tf: null as Float64Array | null }));
-    let s = 0;
-    const { sentences } = memory;
-    forEachTerm(
-      memory.text,
-      (term, offset, count) => {
-        while (s < sentences.length && offset >= (sentences[s]?.end ?? 0)) s++;
-        const sentence = perSentence[s];
-        if (sentence === undefined || offset < (sentences[s]?.start ?? 0)) return;
-        sentence.length += count;
-        if (term === null) return;
-        const k = index.get(term);
-        if (k === undefined) return;
-        if (sentence.tf === null) sentence.tf = new Float64Array(q);
-        sentence.tf[k] = (sentence.tf[k] ?? 0) + 1;
-      },
-      firsts,
-    );
-    for (const sentence of perSentence) {
+    const perSentence: Array<{ length: number; tf: Float64Array | null }> = [];
+    for (const sentence of memory.sentences) {
+      tf = null;
+      const length = scanTerms(memory.text, sentence.start, sentence.end, hit, firsts);
+      const found: Float64Array | null = tf;
+      perSentence.push({ length, tf: found });
       docs++;
-      totalLength += sentence.length;
-      if (sentence.tf === null) continue;
-      for (let k = 0; k < q; k++) if ((sentence.tf[k] ?? 0) > 0) df[k] = (df[k] ?? 0) + 1;
+      totalLength += length;
+      if (found === null) continue;
+      for (let k = 0; k < q; k++) if ((found[k] ?? 0) > 0) df[k] = (df[k] ?? 0) + 1;
     }
     stats.push(perSentence);
   }
