@@ -65,27 +65,52 @@ export function effectiveScores(scores: readonly SentenceScore[]): number[] {
 export function selectSentences(scores: readonly SentenceScore[], max: number): KeptSentence[] {
   const n = scores.length;
   const effective = effectiveScores(scores);
-  const ranked: number[] = [];
-  for (let i = 0; i < n; i++) if ((effective[i] ?? 0) > 0) ranked.push(i);
-  ranked.sort((a, b) => (effective[b] ?? 0) - (effective[a] ?? 0) || a - b);
-  const kept = new Map<number, KeptSentence["why"]>();
-  for (const i of ranked.slice(0, max)) kept.set(i, (scores[i]?.score ?? 0) > 0 ? "match" : "context");
-  if (kept.size === 0) {
-    for (let i = 0; i < Math.min(max, n); i++) kept.set(i, "leading");
+  // Why each sentence is kept (0: it is not): chosen by repeated selection of the best remaining one (at most
+  // five picks over a memory's sentences, no sorting, nothing allocated per pick).
+  if (WHY_SCRATCH.length < n) WHY_SCRATCH = new Uint8Array(Math.max(n, 2 * WHY_SCRATCH.length));
+  const why = WHY_SCRATCH;
+  why.fill(0, 0, n);
+  const anchors: number[] = [];
+  while (anchors.length < max) {
+    let best = -1;
+    for (let i = 0; i < n; i++) {
+      const e = effective[i] ?? 0;
+      if (e > 0 && why[i] === 0 && (best < 0 || e > (effective[best] ?? 0))) best = i;
+    }
+    if (best < 0) break;
+    why[best] = (scores[best]?.score ?? 0) > 0 ? MATCH : CONTEXT;
+    anchors.push(best);
+  }
+  let kept = anchors.length;
+  if (kept === 0) {
+    for (let i = 0; i < Math.min(max, n); i++) why[i] = LEADING;
   } else {
-    const anchors = [...kept.keys()];
-    for (let distance = 1; kept.size < max && distance < n; distance++) {
+    for (let distance = 1; kept < max && distance < n; distance++) {
       for (const a of anchors) {
-        for (const i of [a + distance, a - distance]) {
-          if (kept.size < max && i >= 0 && i < n && !kept.has(i)) kept.set(i, "context");
+        for (let side = 0; side < 2 && kept < max; side++) {
+          const i = side === 0 ? a + distance : a - distance;
+          if (i >= 0 && i < n && why[i] === 0) {
+            why[i] = CONTEXT;
+            kept++;
+          }
         }
       }
     }
   }
-  return [...kept.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([sentence, why]) => ({ sentence, why, score: effective[sentence] ?? 0 }));
+  const out: KeptSentence[] = [];
+  for (let i = 0; i < n; i++) {
+    const w = why[i] ?? 0;
+    if (w !== 0) out.push({ sentence: i, why: WHY[w] ?? "leading", score: effective[i] ?? 0 });
+  }
+  return out;
 }
+
+/** `selectSentences`' per-sentence marks, one buffer for every call (it is synchronous and never re-entered). */
+let WHY_SCRATCH = new Uint8Array(64);
+const MATCH = 1;
+const CONTEXT = 2;
+const LEADING = 3;
+const WHY: ReadonlyArray<KeptSentence["why"] | undefined> = [undefined, "match", "context", "leading"];
 
 /**
  * The kept sentences as they stand in `text`: each run of consecutive kept sentences is one verbatim slice

@@ -249,8 +249,11 @@ export interface SentenceDocs {
 export interface SentenceScore {
   score: number;
   /** Indexes into the query terms, ascending. */
-  matched: number[];
+  matched: readonly number[];
 }
+
+/** The score of every sentence that holds no query term (shared: it is never changed). */
+const NO_MATCH: SentenceScore = Object.freeze({ score: 0, matched: Object.freeze([]) });
 
 /**
  * BM25 scores of every sentence of every memory against `queryTerms` (terms as `queryTermsForRelevance` makes
@@ -281,41 +284,54 @@ export function scoreSentences(
   const df = new Float64Array(q);
   let docs = 0;
   let totalLength = 0;
-  // Per sentence: its length in terms and the frequency of each query term (null: none matched).
-  const stats: Array<Array<{ length: number; tf: Float64Array | null }>> = [];
-  let tf: Float64Array | null = null;
+  // Per sentence: its length in terms and, for the few that hold a query term, how often each one occurs
+  // (sparse: [term index, frequency] pairs, in the order first seen).
+  const lengths: number[][] = [];
+  const found: Array<Array<number[] | null>> = [];
+  let pairs: number[] | null = null;
   const hit = (term: string): void => {
     const k = index.get(term);
     if (k === undefined) return;
-    tf ??= new Float64Array(q);
-    tf[k] = (tf[k] ?? 0) + 1;
+    pairs ??= [];
+    for (let p = 0; p < pairs.length; p += 2) {
+      if (pairs[p] === k) {
+        pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
+        return;
+      }
+    }
+    pairs.push(k, 1);
   };
   for (const memory of memories) {
-    const perSentence: Array<{ length: number; tf: Float64Array | null }> = [];
+    const ownLengths: number[] = [];
+    const ownFound: Array<number[] | null> = [];
     for (const sentence of memory.sentences) {
-      tf = null;
+      pairs = null;
       const length = scanTerms(memory.text, sentence.start, sentence.end, hit, firsts);
-      const found: Float64Array | null = tf;
-      perSentence.push({ length, tf: found });
+      const seen = pairs as number[] | null;
+      ownLengths.push(length);
+      ownFound.push(seen);
       docs++;
       totalLength += length;
-      if (found === null) continue;
-      for (let k = 0; k < q; k++) if ((found[k] ?? 0) > 0) df[k] = (df[k] ?? 0) + 1;
+      if (seen !== null)
+        for (let p = 0; p < seen.length; p += 2) df[seen[p] ?? 0] = (df[seen[p] ?? 0] ?? 0) + 1;
     }
-    stats.push(perSentence);
+    lengths.push(ownLengths);
+    found.push(ownFound);
   }
   const avgLength = docs > 0 ? totalLength / docs : 0;
   const idf = Array.from(df, (n) => Math.log(1 + (docs - n + 0.5) / (n + 0.5)));
-  return stats.map((perSentence) =>
-    perSentence.map(({ length, tf }) => {
-      if (tf === null) return { score: 0, matched: [] };
-      const norm = K1 * (1 - B + (B * length) / (avgLength || 1));
-      let score = 0;
+  return found.map((ownFound, m) =>
+    ownFound.map((seen, i): SentenceScore => {
+      if (seen === null) return NO_MATCH;
+      const norm = K1 * (1 - B + (B * (lengths[m]?.[i] ?? 0)) / (avgLength || 1));
       const matched: number[] = [];
-      for (let k = 0; k < q; k++) {
-        const f = tf[k] ?? 0;
-        if (f === 0) continue;
-        matched.push(k);
+      for (let p = 0; p < seen.length; p += 2) matched.push(seen[p] ?? 0);
+      matched.sort((a, b) => a - b);
+      // Summed in query-term order, so the rounding never depends on the order words were met.
+      let score = 0;
+      for (const k of matched) {
+        let f = 0;
+        for (let p = 0; p < seen.length; p += 2) if (seen[p] === k) f = seen[p + 1] ?? 0;
         score += ((idf[k] ?? 0) * (f * (K1 + 1))) / (f + norm);
       }
       return { score: Math.round(score * 1e6) / 1e6, matched };

@@ -211,7 +211,10 @@ function isAltCloser(text: string, j: number): boolean {
   return k === "other" && !isCjk(cpAt(text, j + 1));
 }
 
-/** Reads terminators, closers and attached emoji starting at `i` (a terminator). */
+/** The cluster `readCluster` last read: one object for every scan (read at once, never kept). */
+const CLUSTER: Cluster = { end: 0, kind: NONE, closed: false };
+
+/** Reads terminators, closers and attached emoji starting at `i` (a terminator) into `CLUSTER`. */
 function readCluster(text: string, i: number): Cluster {
   let kind = NONE;
   let full = false;
@@ -244,7 +247,10 @@ function readCluster(text: string, i: number): Cluster {
   }
   if (full) kind = FULL;
   else if (strong && kind === DOT) kind = STRONG;
-  return { end: j, kind, closed };
+  CLUSTER.end = j;
+  CLUSTER.kind = kind;
+  CLUSTER.closed = closed;
+  return CLUSTER;
 }
 
 type AbbrevKind = "title" | "numeric" | "suffix" | "ambiguous" | "initial";

@@ -45,7 +45,8 @@ function formatOffset(offsetSeconds: number): string {
 
 /** ISO 8601 without milliseconds or zone designator: `2026-03-01T14:05:00` (years outside 0–9999 signed). */
 function isoWithoutZone(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "");
+  const iso = new Date(ms).toISOString(); // always ends with ".sssZ"
+  return iso.slice(0, iso.length - 5);
 }
 
 /** Offset of `timeZone` from UTC at the instant `ms` (a whole second), in seconds. */
