@@ -1,4 +1,5 @@
 import { stem } from "porter2";
+import { CJK_SCRIPT, classOf, LETTER_OR_MARK, NUMBER } from "./classes";
 import { STOPWORDS } from "./terms";
 
 /**
@@ -107,33 +108,15 @@ function wordTerms(raw: string, hit: (term: string) => void): number {
   return count;
 }
 
-/** What a character is for `scanTerms`: part of a word (`\p{L}\p{M}\p{N}`), and of a CJK script. */
-const WORD_CHAR = 1;
-const CJK_CHAR = 2;
-const CLASSIFIED = 4;
-const WORD_CP = /^[\p{L}\p{M}\p{N}]$/u;
-const CJK_CP = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc]$/u;
-/** The class of every BMP code unit, computed with the regexes above on first sight (the same on every host). */
-const CLASSES = new Uint8Array(0x10000);
-
-function classifyCp(cp: number): number {
-  const ch = String.fromCodePoint(cp);
-  return CLASSIFIED | (WORD_CP.test(ch) ? WORD_CHAR : 0) | (CJK_CP.test(ch) ? CJK_CHAR : 0);
-}
-
 /** The class of the code point starting at `i` (a lone surrogate is no word character). */
 function classAt(text: string, i: number, c: number): number {
   if (c >= 0xd800 && c <= 0xdfff) {
     const cp = text.codePointAt(i) ?? c;
-    return cp > 0xffff ? classifyCp(cp) : CLASSIFIED;
+    return cp > 0xffff ? classOf(cp) : 0;
   }
-  let k = CLASSES[c] ?? 0;
-  if (k === 0) {
-    k = classifyCp(c);
-    CLASSES[c] = k;
-  }
-  return k;
+  return classOf(c);
 }
+const WORD_CHAR = LETTER_OR_MARK | NUMBER;
 
 /** ASCII letters and digits (a lookup, not three range tests, in the loop every character goes through). */
 const ASCII_ALNUM = new Uint8Array(128);
@@ -187,9 +170,9 @@ function scanTerms(
     let allCjk = true;
     while (j < end) {
       const u = text.charCodeAt(j);
-      const k = u < 128 ? (ASCII_ALNUM[u] === 1 ? WORD_CHAR | CLASSIFIED : CLASSIFIED) : classAt(text, j, u);
+      const k = u < 128 ? (ASCII_ALNUM[u] === 1 ? WORD_CHAR : 0) : classAt(text, j, u);
       if ((k & WORD_CHAR) === 0) break;
-      if ((k & CJK_CHAR) === 0) allCjk = false;
+      if ((k & CJK_SCRIPT) === 0) allCjk = false;
       chars++;
       j += u >= 0xd800 && u <= 0xdbff && j + 1 < end ? 2 : 1;
     }

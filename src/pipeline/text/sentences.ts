@@ -70,6 +70,8 @@
  * A count ("I bought 2. Then we left.", "Wir waren 12. Alle kamen mit.") still ends the sentence.
  */
 
+import { CJK_BLOCK, classOf, DIGIT, isCjk, LETTER_OR_MARK, LOWER, UPPER } from "./classes";
+
 export interface SentenceSpan {
   /** Index of the first non-whitespace code unit. */
   start: number;
@@ -125,56 +127,13 @@ function cpBefore(text: string, i: number): number {
 }
 const cpLen = (cp: number): number => (cp > 0xffff ? 2 : 1);
 
-/** Han, kana, Hangul: scripts written without spaces between sentences. */
-function isCjk(cp: number): boolean {
-  return (
-    (cp >= 0x3040 && cp <= 0x30ff) ||
-    (cp >= 0x3400 && cp <= 0x4dbf) ||
-    (cp >= 0x4e00 && cp <= 0x9fff) ||
-    (cp >= 0xac00 && cp <= 0xd7af) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0x20000 && cp <= 0x3ffff)
-  );
-}
 const isHangul = (c: number): boolean => c >= 0xac00 && c <= 0xd7af;
 
-// Character classes of the BMP, computed once per code unit on first sight (a Unicode property regex is
-// slow and allocates): the same answer on every host, from the engine's Unicode tables.
-const KNOWN = 1;
-const LETTER = 2;
-const UPPER_C = 4;
-const LOWER_C = 8;
-const DIGIT_C = 16;
-const CLASSES = new Uint8Array(0x10000);
-const LETTER_OR_MARK = /^[\p{L}\p{M}]$/u;
-const UPPER = /^[\p{Lu}\p{Lt}]$/u;
-const LOWER = /^\p{Ll}$/u;
-const DIGIT = /^\p{Nd}$/u;
 const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
-function classify(cp: number): number {
-  const ch = String.fromCodePoint(cp);
-  let k = KNOWN;
-  if (isCjk(cp) || LETTER_OR_MARK.test(ch)) k |= LETTER;
-  if (!isCjk(cp)) {
-    if (LOWER.test(ch)) k |= LOWER_C;
-    else if (UPPER.test(ch)) k |= UPPER_C;
-    else if (DIGIT.test(ch)) k |= DIGIT_C;
-  }
-  return k;
-}
-function classOf(cp: number): number {
-  if (cp > 0xffff) return classify(cp);
-  let k = CLASSES[cp] ?? 0;
-  if (k === 0) {
-    k = classify(cp);
-    CLASSES[cp] = k;
-  }
-  return k;
-}
 
 function isLetterOrMark(cp: number): boolean {
   if (cp < 128) return (cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122);
-  return (classOf(cp) & LETTER) !== 0;
+  return (classOf(cp) & (LETTER_OR_MARK | CJK_BLOCK)) !== 0;
 }
 
 type Case = "upper" | "lower" | "digit" | "other";
@@ -185,9 +144,10 @@ function caseOf(cp: number): Case {
     return cp >= 48 && cp <= 57 ? "digit" : "other";
   }
   const k = classOf(cp);
-  if (k & LOWER_C) return "lower";
-  if (k & UPPER_C) return "upper";
-  return k & DIGIT_C ? "digit" : "other";
+  if (k & CJK_BLOCK) return "other";
+  if (k & LOWER) return "lower";
+  if (k & UPPER) return "upper";
+  return k & DIGIT ? "digit" : "other";
 }
 
 /** `closed`: the cluster ends with a closing quote or bracket. */
