@@ -32,7 +32,7 @@
  * - After a CJK closing quote or bracket holding a terminator (「…！」 『…？』 “…。”), the sentence goes on
  *   when the next character cannot start one: Japanese particles と (という, とか), って, を, の; Chinese 的;
  *   a Hangul syllable written against the quote (Korean particles: "안녕!"이라고); a comma or colon
- *   (，、,：:); or a Chinese speech attribution within five characters (说 說 问 問 喊 答 叫 道, not 知道, not
+ *   (，、,：:); or a Chinese speech attribution within five characters (说 說 问 問 喊 答 道, not 知道, not
  *   before a colon that opens new speech): `“你好！”她笑着说。` is one sentence, `他问：“你来吗？”我说：“来。”`
  *   two. Anything else after it starts a new sentence (`「行こう！」みんな走った。`, `“我饿了。”我们就去吃饭了。`).
  *
@@ -251,10 +251,13 @@ define("suffix", "usw usf");
 define("title", "z.B d.h z.T u.U v.a i.d.R i.A o.g p.ex e.g i.e");
 define("ambiguous", "u.a s.o s.u n.Chr v.Chr a.D");
 define("suffix", "o.Ä u.Ä u.v.m");
-/** Abbreviations in parts and their beginnings ("i.d" of "i.d.r"): the parts "i. d. R." are joined into one. */
+/** Abbreviations in parts and their endings ("d.r" of "i.d.r"): the parts "i. d. R." are joined into one. */
 const PARTS = new Set<string>();
 for (const key of ABBREVIATIONS.keys()) {
-  for (let d = key.indexOf(".", 1); d !== -1; d = key.indexOf(".", d + 1)) PARTS.add(key.slice(0, d));
+  // Joined from the last part backwards ("r" → "d.r" → "i.d.r"): every ending of two parts or more.
+  for (let d = key.indexOf("."); d !== -1; d = key.indexOf(".", d + 1)) {
+    if (key.indexOf(".", d + 1) !== -1) PARTS.add(key.slice(d + 1));
+  }
   if (key.includes(".")) PARTS.add(key);
 }
 /** Initials that number like "p.": "siehe S. 12" (Seite). Before anything else they are initials. */
@@ -367,7 +370,7 @@ function isStarter(text: string, k: number, initial: boolean): boolean {
 const SPEECH_VERBS = new Set(
   (
     "said asked replied answered shouted cried yelled screamed whispered muttered murmured added exclaimed " +
-    "called wrote says asks replies answers shouts cries yells whispers adds writes"
+    "says asks replies answers shouts cries yells whispers adds"
   ).split(" "),
 );
 const isQuoteMark = (c: number): boolean =>
@@ -433,8 +436,11 @@ const LIST_WINDOW = 400;
 
 /** Whether a `m.` item marker (after a space, colon or opening bracket, before whitespace) follows `i`. */
 function markerAhead(text: string, i: number, m: string): boolean {
+  // Searched within the window only: `indexOf` on the whole rest of the text, once per "1.", would make a text
+  // of many "1." and no "2." quadratic.
   const limit = Math.min(text.length, i + LIST_WINDOW);
-  for (let q = text.indexOf(`${m}.`, i); q !== -1 && q < limit; q = text.indexOf(`${m}.`, q + 1)) {
+  const window = text.slice(0, limit);
+  for (let q = window.indexOf(`${m}.`, i); q !== -1; q = window.indexOf(`${m}.`, q + 1)) {
     const b = text.charCodeAt(q - 1);
     const a = text.charCodeAt(q + m.length + 1);
     if ((isSpace(b) || b === 58 || (flagsOf(b) & OPENER) !== 0) && (Number.isNaN(a) || isSpace(a)))
@@ -532,9 +538,8 @@ function saidAfter(text: string, j: number): boolean {
       c === 0x95ee ||
       c === 0x554f ||
       c === 0x558a ||
-      c === 0x7b54 || // 说說问問喊答
-      c === 0x53eb ||
-      (c === 0x9053 && text.charCodeAt(q - 1) !== 0x77e5); // 叫, 道 (not 知道)
+      c === 0x7b54 || // 说說问問喊答 (not 叫: "他叫了外卖", he ordered takeaway)
+      (c === 0x9053 && text.charCodeAt(q - 1) !== 0x77e5); // 道 (not 知道)
     if (verb) {
       // "我说：“来。”" opens new speech: not an attribution of the quote before it.
       let r = q + 1;
