@@ -33,6 +33,8 @@ describe("relevance terms", () => {
     expect(relevanceTerms("adoptamos adoptado")).toEqual(["adopta", "adopta"]);
     expect(relevanceTerms("inscription inscrite")).toEqual(["inscri", "inscri"]);
     expect(relevanceTerms("Geburtstag Geburtstags")).toEqual(["geburt", "geburt"]);
+    // The cut never leaves half a surrogate pair (Gothic letters are astral).
+    expect(relevanceTerms("a𐌰𐌱𐌲𐌳")).toEqual(["a𐌰𐌱𐌲"]);
     expect(relevanceTerms("v1.2 costs $3.50")).toEqual(["v1", "2", "cost", "3", "50"]);
   });
 
@@ -44,6 +46,10 @@ describe("relevance terms", () => {
       "weight",
     ]);
     expect(queryTermsForRelevance("who am I?")).toEqual(["who", "am", "i"]);
+    // Stopwords are told by the stem before the cut: "shoulder" is cut to "should" and stays.
+    expect(queryTermsForRelevance("why does my shoulder hurt")).toEqual(["should", "hurt"]);
+    expect(queryTermsForRelevance("what was the throughput of the service")).toEqual(["throug", "servic"]);
+    expect(queryTermsForRelevance("should my shoulder hurt")).toEqual(["should", "hurt"]);
     expect(queryTermsForRelevance("  ")).toEqual([]);
   });
 
@@ -354,6 +360,21 @@ describe("the scorer's shortcuts change nothing", () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  test("words whose term count NFKC changes (Hangul jamo, kana digraphs) are read in full, not counted raw", () => {
+    // With a non-ASCII query term every word is read in full; with an ASCII-only query all-CJK words are only
+    // counted. A term matching nothing changes no score, so both must score alike.
+    for (const odd of ["ㄱㅏㄱㅏㄱㅏㄱㅏ", "\u1100\u1161\u1100\u1161\u1100\u1161", "ゟゟゟ", "ﾡﾢﾡﾢ"]) {
+      const texts = [`my cat ${odd}. The cat sat. A dog.`, "The cat sat on the mat. Nothing else."];
+      const docs = texts.map((text) => ({ text, sentences: sentenceSpans(text) }));
+      const ascii = scoreSentences(docs, ["cat"]);
+      const full = scoreSentences(docs, ["cat", "zzü"]);
+      expect([odd, ascii.map((m) => m.map((x) => x.score))]).toEqual([
+        odd,
+        full.map((m) => m.map((x) => x.score)),
+      ]);
+    }
   });
 
   test("a one-letter query term still finds the words that stem to it", () => {

@@ -1,5 +1,6 @@
 import { stem } from "porter2";
 import { CJK_SCRIPT, classOf, LETTER_OR_MARK, NUMBER } from "./classes";
+import { detached } from "./detach";
 import { STOPWORDS } from "./terms";
 
 /**
@@ -43,20 +44,27 @@ const MAX_STEMS = 50_000;
  */
 export const PREFIX_CHARS = 6;
 
-function stemOf(word: string): string {
-  let s = word;
-  if (word.length >= 3 && ASCII_LOWER.test(word)) {
-    const cached = stems.get(word);
-    if (cached === undefined) {
-      s = stem(word);
-      if (stems.size >= MAX_STEMS) stems.clear();
-      stems.set(word, s);
-    } else {
-      s = cached;
-    }
+/** The Porter2 stem of a lower-cased plain ASCII word of three letters or more; any other word as it is. */
+function fullStem(word: string): string {
+  if (word.length < 3 || !ASCII_LOWER.test(word)) return word;
+  let s = stems.get(word);
+  if (s === undefined) {
+    s = detached(stem(word));
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stems.set(detached(word), s);
   }
-  return s.length > PREFIX_CHARS ? s.slice(0, PREFIX_CHARS) : s;
+  return s;
 }
+
+/** A term cut to `PREFIX_CHARS` code units (one more rather than split a surrogate pair). */
+function cutTerm(s: string): string {
+  if (s.length <= PREFIX_CHARS) return s;
+  const last = s.charCodeAt(PREFIX_CHARS - 1);
+  return s.slice(0, last >= 0xd800 && last <= 0xdbff ? PREFIX_CHARS + 1 : PREFIX_CHARS);
+}
+
+/** A term hit: the term (stemmed and cut) and its stem before the cut. */
+type Hit = (term: string, whole: string) => void;
 
 /**
  * A lower-cased ASCII word's first two characters as a number (one character: itself), the key of the
@@ -80,31 +88,31 @@ const isAsciiAlnum = (c: number): boolean =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /** The terms of one word that is not plain ASCII: NFKC, lower case, CJK runs as bigrams, the rest stemmed. */
-function wordTerms(raw: string, hit: (term: string) => void): number {
+function wordTerms(raw: string, hit: Hit): number {
   const word = raw.normalize("NFKC").toLowerCase();
   CJK_RUN.lastIndex = 0;
   let last = 0;
   let count = 0;
+  const part = (text: string) => {
+    const whole = fullStem(text);
+    hit(cutTerm(whole), whole);
+    count++;
+  };
   for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
-    if (c.index > last) {
-      hit(stemOf(word.slice(last, c.index)));
-      count++;
-    }
+    if (c.index > last) part(word.slice(last, c.index));
     const chars = Array.from(c[0]);
     if (chars.length === 1) {
-      hit(c[0]);
+      hit(c[0], c[0]);
       count++;
     }
     for (let i = 0; i + 1 < chars.length; i++) {
-      hit(`${chars[i]}${chars[i + 1]}`);
+      const bigram = `${chars[i]}${chars[i + 1]}`;
+      hit(bigram, bigram);
       count++;
     }
     last = c.index + c[0].length;
   }
-  if (last === 0 || last < word.length) {
-    hit(stemOf(last === 0 ? word : word.slice(last)));
-    count++;
-  }
+  if (last === 0 || last < word.length) part(last === 0 ? word : word.slice(last));
   return count;
 }
 
@@ -118,6 +126,21 @@ function classAt(text: string, i: number, c: number): number {
 }
 const WORD_CHAR = LETTER_OR_MARK | NUMBER;
 
+/**
+ * Whether NFKC maps this CJK code unit (a surrogate: an ideograph beyond the BMP) to exactly one character,
+ * so that a word of them has as many terms before NFKC as after: Han, kana and Hangul syllables do; Hangul
+ * jamo (conjoining, compatibility and halfwidth: ㄱㅏ becomes 가) and the kana digraphs ゟ ヿ (they expand)
+ * do not, and their words are read in full.
+ */
+function nfkcKeepsCount(u: number): boolean {
+  if (u >= 0x1100 && u <= 0x11ff) return false;
+  if (u >= 0x3131 && u <= 0x318e) return false;
+  if (u === 0x309f || u === 0x30ff) return false;
+  if (u >= 0xa960 && u <= 0xa97f) return false;
+  if (u >= 0xd7b0 && u <= 0xd7ff) return false;
+  return !(u >= 0xffa0 && u <= 0xffdc);
+}
+
 /** ASCII letters and digits (a lookup, not three range tests, in the loop every character goes through). */
 const ASCII_ALNUM = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII_ALNUM[c] = isAsciiAlnum(c) ? 1 : 0;
@@ -129,13 +152,7 @@ for (let c = 0; c < 128; c++) ASCII_ALNUM[c] = isAsciiAlnum(c) ? 1 : 0;
  * memories well under a millisecond; so are the terms of an all-CJK word (one per character bigram, or one
  * for a lone character) when no wanted term is non-ASCII. Without `firsts` every term is a hit.
  */
-function scanTerms(
-  text: string,
-  start: number,
-  end: number,
-  hit: (term: string) => void,
-  firsts?: Uint8Array,
-): number {
+function scanTerms(text: string, start: number, end: number, hit: Hit, firsts?: Uint8Array): number {
   const skipNonAscii = firsts !== undefined && firsts[NON_ASCII] !== 1;
   let count = 0;
   let i = start;
@@ -157,7 +174,8 @@ function scanTerms(
         // Plain ASCII letters and digits: the common case, decided without allocating when it cannot match.
         count++;
         if (firsts === undefined || firsts[prefixKey(text, i, j)] === 1) {
-          hit(stemOf(text.slice(i, j).toLowerCase()));
+          const whole = fullStem(text.slice(i, j).toLowerCase());
+          hit(cutTerm(whole), whole);
         }
         i = j;
         continue;
@@ -172,7 +190,7 @@ function scanTerms(
       const u = text.charCodeAt(j);
       const k = u < 128 ? (ASCII_ALNUM[u] === 1 ? WORD_CHAR : 0) : classAt(text, j, u);
       if ((k & WORD_CHAR) === 0) break;
-      if ((k & CJK_SCRIPT) === 0) allCjk = false;
+      if (allCjk && !((k & CJK_SCRIPT) !== 0 && nfkcKeepsCount(u))) allCjk = false;
       chars++;
       j += u >= 0xd800 && u <= 0xdbff && j + 1 < end ? 2 : 1;
     }
@@ -192,7 +210,9 @@ function scanTerms(
 /** The terms of `text`, in order (repeats kept). */
 export function relevanceTerms(text: string): string[] {
   const out: string[] = [];
-  scanTerms(text, 0, text.length, (t) => out.push(t));
+  scanTerms(text, 0, text.length, (t) => {
+    out.push(t);
+  });
   return out;
 }
 
@@ -201,19 +221,24 @@ export function relevanceTerms(text: string): string[] {
  * query has nothing else), at most MAX_QUERY_TERMS.
  */
 export function queryTermsForRelevance(query: string): string[] {
-  const all: string[] = [];
-  const seen = new Set<string>();
-  scanTerms(query, 0, query.length, (t) => {
-    if (!seen.has(t)) {
-      seen.add(t);
-      all.push(t);
+  // Each distinct term, first occurrence first, and whether one of its words is no stopword. Stopwords are
+  // matched on the stem before the cut ("shoulder" is cut to "should", and is no stopword).
+  const order: string[] = [];
+  const content = new Map<string, boolean>();
+  scanTerms(query, 0, query.length, (term, whole) => {
+    const stop = STOPWORDS.has(whole) || STOP_STEMS.has(whole);
+    const known = content.get(term);
+    if (known === undefined) {
+      order.push(term);
+      content.set(term, !stop);
+    } else if (!stop) {
+      content.set(term, true);
     }
   });
-  // Stopwords are matched on the word as written ("was", "does"), not on its stem ("wa", "doe").
-  const content = all.filter((t) => !STOPWORDS.has(t) && !STOP_STEMS.has(t));
-  return (content.length > 0 ? content : all).slice(0, MAX_QUERY_TERMS);
+  const kept = order.filter((t) => content.get(t) === true);
+  return (kept.length > 0 ? kept : order).slice(0, MAX_QUERY_TERMS);
 }
-const STOP_STEMS: ReadonlySet<string> = new Set([...STOPWORDS].map((w) => stemOf(w)));
+const STOP_STEMS: ReadonlySet<string> = new Set([...STOPWORDS].map((w) => fullStem(w)));
 
 /** A document: a half-open range `[start, end)` of one text. */
 export interface TextRange {

@@ -1,5 +1,6 @@
 import type { countTokens as CountTokens } from "gpt-tokenizer/cjs/encoding/o200k_base";
 import type { TokenizerName } from "../../policy/schema";
+import { detached } from "../text/detach";
 import type { Tokenizer } from "../types";
 
 export type BpeName = Exclude<TokenizerName, "approx">;
@@ -45,11 +46,11 @@ function sticky(pattern: RegExp): RegExp {
 
 /**
  * BPE merges within one piece cost time quadratic in its length: 50,000 "a"s take over a second (measured:
- * o200k_base 1.2 s, cl100k_base 1.2 s), which would block the event loop on one hostile memory. So a piece
- * longer than this is counted in chunks of this many code units (cut between code points). Text without such
- * pieces — every ordinary text — is counted exactly as tiktoken does; a chunked piece can only count more
- * tokens than whole (no merge crosses a cut), never fewer, and every count of a text goes through this one
- * function, so a budget measured with it stays strict.
+ * o200k_base 1.2 s, cl100k_base 1.2 s; 50,000 spaces 1.6 s), which would block the event loop on one hostile
+ * memory. So a piece longer than this is counted in chunks of this many code units (cut between code points).
+ * Text without such pieces — every ordinary text — is counted exactly as tiktoken does; a chunked piece's count
+ * can differ from its count whole by a token or so either way (a cut changes which merges apply), and every
+ * count of a text goes through this one function, so a budget measured with it stays strict.
  */
 export const MAX_RUN = 256;
 
@@ -73,13 +74,16 @@ export function createBpeTokenizer(name: BpeName): Tokenizer {
   function countPiece(piece: string): number {
     let n = pieces.get(piece);
     if (n !== undefined) return n;
-    n = piece.length > MAX_RUN ? countInChunks(piece) : countTokens(piece, PLAIN_TEXT);
-    if (cachedUnits + piece.length > MAX_CACHED_UNITS) {
+    // A copy, both as the key and for gpt-tokenizer (whose own merge cache keeps slices of what it counts):
+    // the slice would keep its whole text alive.
+    const own = detached(piece);
+    n = own.length > MAX_RUN ? countInChunks(own) : countTokens(own, PLAIN_TEXT);
+    if (cachedUnits + own.length > MAX_CACHED_UNITS) {
       pieces.clear();
       cachedUnits = 0;
     }
-    pieces.set(piece, n);
-    cachedUnits += piece.length;
+    pieces.set(own, n);
+    cachedUnits += own.length;
     return n;
   }
 
