@@ -90,7 +90,7 @@ describe("BPE counting of long runs without whitespace", () => {
     expect(o200k.count(text)).toBe(countTokens(text));
   });
 
-  test("a run longer than MAX_RUN is counted in chunks: never fewer tokens than whole", () => {
+  test("a run longer than MAX_RUN is counted in chunks (these runs: no fewer tokens than whole)", () => {
     for (const run of ["a".repeat(50_000), "x7Q".repeat(1000), "咖啡".repeat(400), "😀".repeat(300)]) {
       const text = `before ${run} after`;
       const chunked = o200k.count(text);
