@@ -54,8 +54,13 @@ function sticky(pattern: RegExp): RegExp {
  */
 export const MAX_RUN = 256;
 
-/** Pieces' counts are kept until they add up to this many code units (then the table starts afresh). */
-const MAX_CACHED_UNITS = 1 << 21;
+/**
+ * Pieces' counts are kept for up to this many pieces adding up to at most this many code units (then the table
+ * starts afresh): a few MB at most, like gpt-tokenizer's own cache of 100,000 merges. Ordinary text has far
+ * fewer distinct pieces than that (words recur), so in practice the table fills once and stays.
+ */
+const MAX_CACHED_PIECES = 100_000;
+const MAX_CACHED_UNITS = 1 << 20;
 
 /**
  * A real byte-pair encoding (tiktoken-compatible counts) through gpt-tokenizer. A text is cut into the
@@ -78,7 +83,7 @@ export function createBpeTokenizer(name: BpeName): Tokenizer {
     // the slice would keep its whole text alive.
     const own = detached(piece);
     n = own.length > MAX_RUN ? countInChunks(own) : countTokens(own, PLAIN_TEXT);
-    if (cachedUnits + own.length > MAX_CACHED_UNITS) {
+    if (pieces.size >= MAX_CACHED_PIECES || cachedUnits + own.length > MAX_CACHED_UNITS) {
       pieces.clear();
       cachedUnits = 0;
     }
