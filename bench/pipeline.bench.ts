@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Candidate, WorkItem } from "../src/pipeline/types";
+import type { Candidate } from "../src/pipeline/types";
 import type { CompiledPolicy } from "../src/policy/compile";
 import type { Policy, TokenizerName } from "../src/policy/schema";
 import { type CorpusOptions, describeCorpus, makeCandidateSets } from "./lib/corpus";
@@ -46,7 +46,7 @@ function built<T>(module: string): T {
   }
   return require(file) as T;
 }
-const { runPipeline } = built<typeof import("../src/pipeline")>("pipeline");
+const { runPipeline, toWorkItem } = built<typeof import("../src/pipeline")>("pipeline");
 const { compileRedactor } = built<typeof import("../src/pipeline/redaction")>("pipeline/redaction");
 const { budgetStage, countTotalTokens } =
   built<typeof import("../src/pipeline/stages/budget")>("pipeline/stages/budget");
@@ -63,8 +63,7 @@ const { thresholdStage } =
 const { normalizeAndHash, normalizeForHash } =
   built<typeof import("../src/pipeline/text/hash")>("pipeline/text/hash");
 const { sentenceSpans } = built<typeof import("../src/pipeline/text/sentences")>("pipeline/text/sentences");
-const { formatTimestamp, parseTimestamp } =
-  built<typeof import("../src/pipeline/text/time")>("pipeline/text/time");
+const { formatTimestamp } = built<typeof import("../src/pipeline/text/time")>("pipeline/text/time");
 const { warmTokenizers } = built<typeof import("../src/pipeline/tokenizers")>("pipeline/tokenizers");
 const { compilePolicy } = built<typeof import("../src/policy/compile")>("policy/compile");
 const { parsePolicyText } = built<typeof import("../src/policy/load")>("policy/load");
@@ -339,16 +338,6 @@ function scaling(policies: ReadonlyArray<{ label: string; compiled: CompiledPoli
 // ---- per stage -----------------------------------------------------------------------------------------
 
 /** The same conversion `runPipeline` makes first (`toWorkItem` in src/pipeline/index.ts, not exported). */
-function toWorkItem(c: Candidate): WorkItem {
-  const timeMs = parseTimestamp(c.timestamp);
-  return {
-    ...c,
-    timeMs: Number.isNaN(timeMs) ? 0 : timeMs,
-    originalLength: c.content.length,
-    wasRedacted: false,
-  };
-}
-
 interface Timed {
   /** Median ns per call. */
   median: number;
@@ -393,7 +382,7 @@ function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]):
   });
 
   const rows: Array<[string, (i: number) => unknown]> = [
-    ["toWorkItem ×16 (bench replica, see below)", (i) => at(sets, i).map(toWorkItem)],
+    [`toWorkItem ×${sets[0]?.length ?? 0}`, (i) => at(sets, i).map(toWorkItem)],
     ...(ctx.redactor.enabled
       ? [
           ["2 redaction", (i: number) => redactStage(at(work, i), policy, ctx)] as [
@@ -416,7 +405,11 @@ function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]):
   return out;
 }
 
-function stageTable(labels: readonly string[], columns: readonly StageRow[][]): string {
+function stageTable(
+  labels: readonly string[],
+  columns: readonly StageRow[][],
+  input = "16 × ~500 chars, redaction on",
+): string {
   const first = columns[0] ?? [];
   const sums = columns.map((col) => col.slice(0, -1).reduce((s, r) => s + r.median, 0));
   const heaps = columns.map((col) => col.slice(0, -1).reduce((s, r) => s + (r.heap ?? 0), 0));
@@ -433,11 +426,7 @@ function stageTable(labels: readonly string[], columns: readonly StageRow[][]): 
     "sum of the rows above",
     ...sums.flatMap((s, c) => [us(s), "100%", bytes(heaps[c])]),
   ]);
-  return table(
-    ["stage (16 × ~500 chars, redaction on)", ...labels.flatMap((l) => [`${l} µs`, "%", "heap"])],
-    rows,
-    ["left"],
-  );
+  return table([`stage (${input})`, ...labels.flatMap((l) => [`${l} µs`, "%", "heap"])], rows, ["left"]);
 }
 
 /** Per-text costs of the functions the heavy stages spend their time in. */
@@ -730,8 +719,8 @@ export async function main(): Promise<void> {
     ),
   );
   console.log(
-    "redaction off: drop the redaction row; the other rows do not change. toWorkItem is not exported: the row\n" +
-      "times a copy of src/pipeline/index.ts's (parseTimestamp + `{ ...c, timeMs, originalLength, wasRedacted }`).\n" +
+    "redaction off: drop the redaction row; the other rows do not change. toWorkItem: parseTimestamp and the\n" +
+      "work item built field by field (src/pipeline/index.ts).\n" +
       "whole call − sum: runPipeline's own glue (toEntry ×8, trace and filter arrays) and running stages back to back.",
   );
 
@@ -750,6 +739,18 @@ export async function main(): Promise<void> {
   console.log(heading(`query-aware clipping: 40 candidates × ~500 chars, o200k_base, query "${QUERY}"`));
   const relevant = await relevantSection();
   console.log(relevant.text);
+  console.log(heading("per stage at 40 candidates × ~500 chars (median µs and heap per call)"));
+  const sets40 = makeCandidateSets({ count: 40, chars: 500, seed: 1001, sets: SETS });
+  console.log(
+    stageTable(
+      ["default.yaml", "seed-000 relevant"],
+      [
+        stageBreakdown(compilePolicy(loadPolicy("default")), sets40),
+        stageBreakdown(compile(loadEvalPolicy("seed-000"), { clip: { mode: "relevant" } }), sets40),
+      ],
+      "40 × ~500 chars, redaction off",
+    ),
+  );
 
   console.log(heading("goals (16 candidates × ~500 chars, p99 wall clock per runPipeline call)"));
   for (const goal of GOALS) {

@@ -57,8 +57,8 @@ export interface PipelineResult {
   trace: StageTrace[];
 }
 
-/** Built field by field: an object spread takes V8's slow path (~1.3 µs per object against ~0.03 µs). */
-function toWorkItem(c: Candidate): WorkItem {
+/** A candidate as the stages take it. Built field by field: an object spread takes V8's slow path here. */
+export function toWorkItem(c: Candidate): WorkItem {
   const timeMs = parseTimestamp(c.timestamp);
   const item: WorkItem = {
     id: c.id,
