@@ -14,8 +14,9 @@
  *   when the upstream cannot be reached, 504 (`UPSTREAM_TIMEOUT`) after `timeoutMs` (default 30 s) without any
  *   upstream activity. An upstream that fails after its answer started is cut off (the caller sees a reset).
  *   This differs on purpose from the shaped routes, where a failing backend yields the policy's fallback.
- * - Paths with `.` or `..` segments (also percent-encoded) or backslashes are refused (400): they could
- *   otherwise step out of the upstream's base path (e.g. out of `/api/v2`).
+ * - Only origin-form targets are forwarded, and paths with `.` or `..` segments, backslashes or slashes inside
+ *   a segment (also percent-encoded, once or twice) are refused (400): they could otherwise step out of the
+ *   upstream's base path (e.g. out of `/api/v2`); see `assertSafePath`.
  */
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -101,8 +102,17 @@ export function returnHeaders(incoming: IncomingHttpHeaders): Array<[string, str
   return out;
 }
 
-/** Throws a 400 when the path (before `?`) has a dot segment or a backslash, raw or percent-encoded. */
+/**
+ * Throws a 400 unless `pathAndQuery` is an origin-form target ("/…": an absolute-form request target such as
+ * `http://evil.example/api/v2/x` would be glued onto the upstream's base path) whose path (before `?`) has no
+ * dot segment, no backslash and no slash inside a segment — raw, percent-encoded ("..%2f", "%2e%2e") or
+ * encoded twice ("%252e%252e", which an upstream that decodes again would read as ".."): any of them could
+ * step out of the upstream's base path (e.g. out of `/api/v2`).
+ */
 export function assertSafePath(pathAndQuery: string): void {
+  if (!pathAndQuery.startsWith("/")) {
+    throw new HttpProblem("VALIDATION_FAILED", "path: only an origin-form request target (/path) is proxied");
+  }
   const path = pathAndQuery.split("?", 1)[0] ?? "";
   for (const segment of path.split("/")) {
     let decoded: string;
@@ -114,8 +124,13 @@ export function assertSafePath(pathAndQuery: string): void {
     if (decoded === "." || decoded === ".." || decoded.includes("\\")) {
       throw new HttpProblem("VALIDATION_FAILED", "path: dot segments and backslashes are not allowed");
     }
+    if (decoded.includes("/") || ENCODED_AGAIN.test(decoded)) {
+      throw new HttpProblem("VALIDATION_FAILED", "path: encoded slashes, dots and backslashes are not allowed");
+    }
   }
 }
+/** A percent-encoded dot, slash or backslash left after one decoding: the segment was encoded twice. */
+const ENCODED_AGAIN = /%(2e|2f|5c)/i;
 
 /** `base` (no trailing slash kept) + `pathAndQuery` (starting with "/"), after `assertSafePath`. */
 export function joinUrl(base: string, pathAndQuery: string): URL {

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { BACKEND_FACTORIES } from "../../src/server/services";
@@ -138,6 +138,51 @@ describe("compat routes — security", () => {
           expect(s.headers["x-memgate-tenant"]).toBeUndefined();
         }
       }
+    }
+  });
+
+  test("proxy targets that could leave the upstream's base path get 400 and reach no upstream", async () => {
+    const gateway = h.app.listen(0, "127.0.0.1");
+    await new Promise<void>((resolve) => gateway.once("listening", () => resolve()));
+    const port = (gateway.address() as AddressInfo).port;
+    /** Sends `target` as the request line's target, exactly as written (absolute-form included). */
+    const raw = (target: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            method: "GET",
+            path: target,
+            headers: { authorization: `Api-Key ${K.aApp}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    try {
+      const targets = [
+        "http://evil.example/api/v2/users/u-1",
+        "http://evil.example/memory/all",
+        "/api/v2/users/..%2f..%2fadmin",
+        "/api/v2/users/%2e%2e/%2e%2e/admin",
+        "/api/v2/users/%252e%252e/admin",
+        "/api/v2/users/a%2fb",
+        "/api/v2/users/a%5c..",
+        "/memory/..%2fadmin",
+      ];
+      for (const target of targets) expect([target, await raw(target)]).toEqual([target, 400]);
+      expect(seen).toEqual([]);
+      // An ordinary target still goes through.
+      expect(await raw("/api/v2/users/u-1")).toBe(200);
+      expect(seen.map((s) => s.path)).toEqual(["/a/zep/api/v2/users/u-1"]);
+    } finally {
+      gateway.closeAllConnections();
+      await new Promise<void>((resolve) => gateway.close(() => resolve()));
     }
   });
 
