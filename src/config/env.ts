@@ -44,6 +44,15 @@ export const envSchema = z.object({
   MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
   MEMGATE_TENANTS_FILE: z.string().min(1).optional(),
   MEMGATE_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  // --- the HTTP server's own limits (src/server/serve.ts): a slow or idle client cannot hold a connection ---
+  /** All request headers must arrive within this time (slow-headers clients get 408 and are cut off). */
+  MEMGATE_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(10_000),
+  /** The whole request, body included, must arrive within this time; 0 = no limit (proxied uploads). */
+  MEMGATE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /** An idle keep-alive connection is closed after this time. */
+  MEMGATE_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(5_000),
+  /** Open connections at most; more are closed at once; 0 = no cap. */
+  MEMGATE_MAX_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
   // --- resilience: per tenant and backend (src/resilience, docs/resilience.md); unset = the defaults there ---
   MEMGATE_RETRY_MAX: z.coerce.number().int().min(0).max(3).optional(),
   MEMGATE_BREAKER_CONSECUTIVE: z.coerce.number().int().min(1).max(1000).optional(),

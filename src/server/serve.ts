@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer as createHttpServer, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { BackendFactories } from "../backends/registry";
 import { EnvError, isLoopback, parseEnv } from "../config/env";
@@ -13,6 +13,23 @@ export interface Running {
   url: string;
   /** Graceful stop: refuse new requests (503), finish in-flight ones, close connections. */
   stop(): Promise<void>;
+}
+
+/**
+ * The server's own limits, set explicitly rather than left to Node's defaults (60 s for headers, 300 s for a
+ * request, checked only every 30 s): a client that sends its headers or body slowly gets 408 and is cut off
+ * within about a second of its limit, and an idle keep-alive connection is closed.
+ */
+function serverOptions(env: ReturnType<typeof parseEnv>): ServerOptions {
+  return {
+    headersTimeout: env.MEMGATE_HEADERS_TIMEOUT_MS,
+    requestTimeout:
+      env.MEMGATE_REQUEST_TIMEOUT_MS === 0
+        ? 0
+        : Math.max(env.MEMGATE_REQUEST_TIMEOUT_MS, env.MEMGATE_HEADERS_TIMEOUT_MS),
+    keepAliveTimeout: env.MEMGATE_KEEPALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: 1000,
+  };
 }
 
 /** Starts the gateway from an environment. Rejects with a one-line reason on bad configuration. */
@@ -31,10 +48,16 @@ export async function startServer(
     );
   }
   const app = createApp(services);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(env.PORT, env.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+  const server = createHttpServer(serverOptions(env), app);
+  server.keepAliveTimeout = env.MEMGATE_KEEPALIVE_TIMEOUT_MS;
+  if (env.MEMGATE_MAX_CONNECTIONS > 0) server.maxConnections = env.MEMGATE_MAX_CONNECTIONS;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(env.PORT, env.HOST, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
-  server.keepAliveTimeout = 5_000;
   const { port } = server.address() as AddressInfo;
   const host = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
   const url = `http://${host}:${port}`;
