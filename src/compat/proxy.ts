@@ -125,7 +125,10 @@ export function assertSafePath(pathAndQuery: string): void {
       throw new HttpProblem("VALIDATION_FAILED", "path: dot segments and backslashes are not allowed");
     }
     if (decoded.includes("/") || ENCODED_AGAIN.test(decoded)) {
-      throw new HttpProblem("VALIDATION_FAILED", "path: encoded slashes, dots and backslashes are not allowed");
+      throw new HttpProblem(
+        "VALIDATION_FAILED",
+        "path: encoded slashes, dots and backslashes are not allowed",
+      );
     }
   }
 }

@@ -1,5 +1,5 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { type AddressInfo, connect } from "node:net";
 import request from "supertest";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
@@ -145,24 +145,23 @@ describe("compat routes — security", () => {
     const gateway = h.app.listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => gateway.once("listening", () => resolve()));
     const port = (gateway.address() as AddressInfo).port;
-    /** Sends `target` as the request line's target, exactly as written (absolute-form included). */
+    /**
+     * Sends `target` as the request line's target, exactly as written (absolute-form included), over a plain
+     * socket: http.request would parse it, and nock's interceptor (active in other suites) refuses it.
+     */
     const raw = (target: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = httpRequest(
-          {
-            host: "127.0.0.1",
-            port,
-            method: "GET",
-            path: target,
-            headers: { authorization: `Api-Key ${K.aApp}` },
-          },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        );
-        req.on("error", reject);
-        req.end();
+        const socket = connect(port, "127.0.0.1", () => {
+          socket.write(
+            `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Api-Key ${K.aApp}\r\nConnection: close\r\n\r\n`,
+          );
+        });
+        let text = "";
+        socket.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        socket.on("error", reject);
+        socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)));
       });
     try {
       const targets = [
