@@ -14,6 +14,7 @@
  * |   a 2xx that is not JSON, timeout, network error  |                                                      |
  */
 import type { Response } from "express";
+import { BodyTooLargeError, readResponseText } from "../backends/body";
 import { errorFromResponse } from "../backends/openmemory/errors";
 import type { BackendErrorKind } from "../backends/types";
 import type { FallbackCode } from "../policy/schema";
@@ -30,7 +31,7 @@ export interface UpstreamCall {
 
 export type UpstreamAnswer =
   | { kind: "response"; status: number; contentType: string | null; text: string }
-  | { kind: "failed"; reason: "timeout" | "network error" };
+  | { kind: "failed"; reason: "timeout" | "network error" | "answer too large" };
 
 export type Verdict =
   | { kind: "ok"; json: unknown }
@@ -52,9 +53,10 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamAnswer> 
       signal: call.signal,
       redirect: "error",
     });
-    const text = await res.text();
+    const text = await readResponseText(res);
     return { kind: "response", status: res.status, contentType: res.headers.get("content-type"), text };
-  } catch {
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return { kind: "failed", reason: "answer too large" };
     return { kind: "failed", reason: call.signal.aborted ? "timeout" : "network error" };
   }
 }

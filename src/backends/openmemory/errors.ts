@@ -16,6 +16,7 @@
  * Messages name the operation, the status and the server's error code (only when it is a short identifier);
  * never the API key, the query, memory contents or free text from the server.
  */
+import { BodyTooLargeError } from "../body";
 import { BackendError, type BackendErrorKind } from "../types";
 
 export const OVERLOAD_RETRY_AFTER_MS = 1000;
@@ -140,6 +141,7 @@ export function errorFromResponse(
  * Whatever the error, a fired signal decides: the reason's name tells a timeout from a caller abort.
  */
 export function errorFromThrown(op: string, err: unknown, signal: AbortSignal): BackendError {
+  if (err instanceof BodyTooLargeError) return fail("unavailable", `${op}: ${err.message}`, { cause: err });
   if (signal.aborted) {
     // By name, not `instanceof Error`: the reason of `AbortSignal.timeout` is a DOMException from another realm
     // under jest (not an instance of the test's `Error`).

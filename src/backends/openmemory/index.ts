@@ -28,6 +28,7 @@
  */
 import { Agent, request } from "undici";
 import type { Candidate } from "../../pipeline/types";
+import { readBoundedText } from "../body";
 import { type Backend, BackendError, type CallOptions, type SearchRequest } from "../types";
 import { errorFromResponse, errorFromThrown, malformedBody, type ResponseHeaders } from "./errors";
 import { parseQueryBody, toCandidates } from "./map";
@@ -107,7 +108,7 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
         // What fetch's `redirect: "error"` threw: TypeError("fetch failed") caused by "unexpected redirect".
         throw new TypeError("fetch failed", { cause: new Error(`unexpected redirect (HTTP ${status})`) });
       }
-      text = await res.body.text();
+      text = await readBoundedText(res.body, () => res.body.destroy());
     } catch (err) {
       throw errorFromThrown(op, err, init.signal);
     }

@@ -12,6 +12,7 @@
  * (unref'd, gone with the call), and there are no retries (`maxRetries` is ignored: the adapter passes 0).
  */
 import type { ZepClient } from "@getzep/zep-cloud";
+import { BodyTooLargeError, readResponseText } from "../body";
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof ZepClient>[0]>;
 type FetchFunction = NonNullable<ClientOptions["fetcher"]>;
@@ -61,7 +62,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 /** An error answer's body: JSON when the content type says JSON (or says nothing and it parses), else text. */
 async function errorBody(response: Response): Promise<unknown> {
-  const text = await response.text();
+  const text = await readResponseText(response);
   const contentType = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (contentType !== "" && !JSON_TYPES.test(contentType)) return text;
   if (text === "") return undefined;
@@ -84,7 +85,7 @@ async function fetchOnce(args: FetcherArgs): Promise<ApiResponse> {
       const body = await errorBody(response);
       return { ok: false, error: { reason: "status-code", statusCode: response.status, body }, rawResponse };
     }
-    const text = await response.text();
+    const text = await readResponseText(response);
     if (text === "") return { ok: true, body: undefined, rawResponse };
     const parsed = parseJson(text);
     if (parsed.ok) return { ok: true, body: parsed.value, rawResponse };
@@ -94,6 +95,10 @@ async function fetchOnce(args: FetcherArgs): Promise<ApiResponse> {
       rawResponse,
     };
   } catch (err) {
+    if (err instanceof BodyTooLargeError) {
+      const error = { reason: "unknown", errorMessage: err.message } as const;
+      return { ok: false, error, rawResponse: failedRaw(502, "Bad Gateway") };
+    }
     if (args.abortSignal?.aborted) {
       const error = { reason: "unknown", errorMessage: "The user aborted a request" } as const;
       return { ok: false, error, rawResponse: failedRaw(499, "Client Closed Request") };

@@ -1,0 +1,52 @@
+/**
+ * Reading an upstream's answer with a size bound. Shaped calls (the backends' searches, the compat routes'
+ * upstream calls) read the whole answer before parsing it, so an answer without a bound — a misbehaving or
+ * hostile upstream sending 200 MB, or bytes without end — would be held in memory whole. Over the bound the
+ * read stops, the connection is released, and the caller answers with the backend's unavailable fallback.
+ */
+
+/** The largest answer read from an upstream on a shaped call: far above any search answer (50 results). */
+export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`upstream answer over ${limitBytes} bytes`);
+    this.name = "BodyTooLargeError";
+  }
+}
+
+/**
+ * The body's text (UTF-8), read chunk by chunk; throws `BodyTooLargeError` as soon as more than `limitBytes`
+ * arrived, after calling `stop` (which must cancel the stream or destroy the socket).
+ */
+export async function readBoundedText(
+  body: AsyncIterable<Uint8Array> | null | undefined,
+  stop: () => void,
+  limitBytes = MAX_UPSTREAM_BODY_BYTES,
+): Promise<string> {
+  if (body == null) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  let received = 0;
+  for await (const chunk of body) {
+    received += chunk.byteLength;
+    if (received > limitBytes) {
+      stop();
+      throw new BodyTooLargeError(limitBytes);
+    }
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+/** `readBoundedText` for a fetch `Response` (its stream is cancelled over the bound). */
+export function readResponseText(response: Response, limitBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+  const body = response.body;
+  return readBoundedText(
+    body as AsyncIterable<Uint8Array> | null,
+    () => {
+      body?.cancel().catch(() => undefined);
+    },
+    limitBytes,
+  );
+}
