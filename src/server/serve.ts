@@ -49,7 +49,6 @@ export async function startServer(
   }
   const app = createApp(services);
   const server = createHttpServer(serverOptions(env), app);
-  server.keepAliveTimeout = env.MEMGATE_KEEPALIVE_TIMEOUT_MS;
   if (env.MEMGATE_MAX_CONNECTIONS > 0) server.maxConnections = env.MEMGATE_MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -42,7 +42,7 @@ const MAX_STEMS = 50_000;
  * the answer in one more question of 398 than no cut, 5 and 7 in none more; within one user's candidates
  * the words it merges by accident are rare and BM25's IDF weighs them down.
  */
-export const PREFIX_CHARS = 6;
+const PREFIX_CHARS = 6;
 
 /** The Porter2 stem of a lower-cased plain ASCII word of three letters or more; any other word as it is. */
 function fullStem(word: string): string {
@@ -83,9 +83,6 @@ function prefixKey(text: string, start: number, end: number): number {
 /** Set in `firsts` when a wanted term is not plain ASCII (every non-ASCII word must then be read). */
 const NON_ASCII = 128 + 128 * 128;
 const PREFIX_KEYS = NON_ASCII + 1;
-
-const isAsciiAlnum = (c: number): boolean =>
-  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /** The terms of one word that is not plain ASCII: NFKC, lower case, CJK runs as bigrams, the rest stemmed. */
 function wordTerms(raw: string, hit: Hit): number {
@@ -143,7 +140,9 @@ function nfkcKeepsCount(u: number): boolean {
 
 /** ASCII letters and digits (a lookup, not three range tests, in the loop every character goes through). */
 const ASCII_ALNUM = new Uint8Array(128);
-for (let c = 0; c < 128; c++) ASCII_ALNUM[c] = isAsciiAlnum(c) ? 1 : 0;
+for (let c = 0; c < 128; c++) {
+  ASCII_ALNUM[c] = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ? 1 : 0;
+}
 
 /**
  * Counts the terms of `text[start, end)` and calls `hit(term)` for those that may be wanted. With `firsts`
