@@ -1,23 +1,30 @@
 import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
+/** What `FlightLock.acquire` found: whether the lock was taken, and the entry it guards, read in the same step. */
+export interface FlightAcquisition {
+  /**
+   * A token when this caller now holds the lock, `null` when someone else does, `undefined` when the lock store
+   * cannot be reached (compute without it).
+   */
+  token: string | null | undefined;
+  /** The cache entry under the key as it was when the lock was tried, whoever got it; undefined on a miss. */
+  cached: CacheLookup | undefined;
+}
+
 /**
- * A lock shared by the replicas (Redis). `acquire` resolves to a token when this caller now holds the lock,
- * `null` when someone else does, and `undefined` when the lock store cannot be reached (compute without it).
+ * The lock the replicas share: in Redis (src/redis/lock.ts), or in process (src/cache/memory-lock.ts: without Redis,
+ * and in unit tests). None of its methods throws.
  */
 export interface FlightLock {
-  acquire(key: string, ttlMs: number): Promise<string | null | undefined>;
+  /**
+   * Takes the lock for `ttlMs` if no one holds it, reading the cache entry it guards in the same step (Redis: one
+   * round trip), so an entry another replica wrote between our miss and this lock is seen.
+   */
+  acquire(key: string, ttlMs: number): Promise<FlightAcquisition>;
   /** Whether someone holds the lock; undefined when the store cannot be reached. */
   held(key: string): Promise<boolean | undefined>;
-  /** Releases the lock only if `token` still owns it. Never throws. */
+  /** Releases the lock only if `token` still owns it. */
   release(key: string, token: string): Promise<void>;
-  /**
-   * `acquire`, with the cache entry under `key` read in the same step (one round trip; src/redis/lock.ts). Optional:
-   * without it the lock and the read are sent one behind the other. Never throws.
-   */
-  acquireReading?(
-    key: string,
-    ttlMs: number,
-  ): Promise<{ token: string | null | undefined; cached: CacheLookup | undefined }>;
 }
 
 /**
@@ -41,8 +48,10 @@ export interface FlightOptions {
 }
 
 export interface SingleFlightDeps {
+  /** Where the waiters look for another replica's result (the cache the flights' `store` writes). */
   cache: PayloadCache;
-  lock?: FlightLock;
+  /** The cross-replica lock, guarding entries of `cache`. */
+  lock: FlightLock;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
 }
@@ -52,7 +61,10 @@ const POLL_MS = [10, 20, 40, 50];
 /** Writes a computed payload where other replicas read it (the payload cache). Never throws. */
 export type FlightStore = (payload: CachedPayload) => Promise<void>;
 
-/** A led flight: its outcome, and the work left after answering (the store, then the lock's release). */
+/**
+ * A led flight: its outcome, and the work left after answering (the store, then the lock's release); none when the
+ * outcome was read from the cache.
+ */
 interface Led {
   outcome: FlightOutcome;
   after?: Promise<void>;
@@ -81,9 +93,9 @@ function capped(work: Promise<void>, ms: number): Promise<void> {
 
 /**
  * Identical concurrent requests (same cache key) cause one backend call (CONTRACT §9): within a replica they share
- * one promise; across replicas the first takes a short Redis lock and the others poll the cache for its result,
- * for at most `waitMs`, then compute themselves if it did not come (a dead or slow leader costs time, never an
- * answer). The leader answers as soon as it has computed; `store` then writes the result and only after that is the
+ * one promise; across replicas the first takes a short lock (`FlightLock`) and the others poll the cache for its
+ * result, for at most `waitMs`, then compute themselves if it did not come (a dead or slow leader costs time, never
+ * an answer). The leader answers as soon as it has computed; `store` then writes the result and only after that is the
  * lock released, off the answer's path (two Redis round trips fewer in a miss's latency). Until then the flight
  * stays open in this replica: identical requests arriving meanwhile share its result instead of missing the cache
  * that is being written. A failed computation is shared by the in-process followers (each answers its own
@@ -110,15 +122,12 @@ export class SingleFlight {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
-  /**
-   * `compute` makes the payload; `store` (optional) writes it to the cache after the answer. Without `store`,
-   * `compute` must write the cache itself before it resolves.
-   */
+  /** `compute` makes the payload; `store` writes it to the cache, after the answer and before the lock's release. */
   async run(
     key: string,
     opts: FlightOptions,
     compute: () => Promise<CachedPayload>,
-    store?: FlightStore,
+    store: FlightStore,
   ): Promise<FlightOutcome> {
     const existing = this.inflight.get(key);
     if (existing !== undefined) {
@@ -160,11 +169,10 @@ export class SingleFlight {
     key: string,
     opts: FlightOptions,
     compute: () => Promise<CachedPayload>,
-    store: FlightStore | undefined,
+    store: FlightStore,
   ): Promise<Led> {
     const computed = async (): Promise<Led> => {
       const payload = await compute();
-      if (store === undefined) return { outcome: { payload, role: "leader" } };
       return {
         outcome: { payload, role: "leader" },
         after: storeAfter(store, payload),
@@ -172,19 +180,18 @@ export class SingleFlight {
       };
     };
     const { lock } = this.deps;
-    if (lock === undefined || !opts.shareAcrossReplicas) return computed();
+    if (!opts.shareAcrossReplicas) return computed();
     const deadline = this.now() + opts.waitMs;
     for (;;) {
       // Another replica may have filled the entry between our miss and this lock, so the cache is read again, in
       // the same step as the lock. It is used only if we got the lock.
-      const { token, cached: again } = await this.acquireReading(lock, key, opts.lockMs);
+      const { token, cached: again } = await lock.acquire(key, opts.lockMs);
       if (token === undefined) return computed();
       if (token !== null) {
         let handedOver = false;
         try {
           if (again?.fresh) return { outcome: { payload: again.payload, role: "remote" } };
           const payload = await compute();
-          if (store === undefined) return { outcome: { payload, role: "leader" } };
           // Released once the result is stored: a waiter on another replica that sees the lock gone finds it.
           const after = storeAfter(store, payload).finally(() => lock.release(key, token));
           handedOver = true;
@@ -195,27 +202,9 @@ export class SingleFlight {
       }
       const waited = await this.waitForOther(key, deadline);
       if (waited.kind === "value") return { outcome: { payload: waited.payload, role: "remote" } };
-      // Timed out, or the holder let go without a value (its call failed), or Redis went away: compute.
+      // Timed out, or the holder let go without a value (its call failed), or the lock store went away: compute.
       if (waited.kind === "timeout" || waited.kind === "unknown" || this.now() >= deadline) return computed();
     }
-  }
-
-  /**
-   * The lock and the re-read: in one round trip when the lock can, else the read is sent right behind the lock
-   * without waiting for its answer (on the one Redis connection it runs after the SET NX, so it sees the cache as
-   * it was once the lock was taken).
-   */
-  private async acquireReading(
-    lock: FlightLock,
-    key: string,
-    ttlMs: number,
-  ): Promise<{ token: string | null | undefined; cached: CacheLookup | undefined }> {
-    if (lock.acquireReading !== undefined) return lock.acquireReading(key, ttlMs);
-    const acquiring = lock.acquire(key, ttlMs);
-    const reread = this.deps.cache.get(key);
-    reread.catch(() => undefined);
-    const token = await acquiring;
-    return { token, cached: token ? await reread : undefined };
   }
 
   private async waitForOther(
@@ -229,7 +218,7 @@ export class SingleFlight {
       await this.sleep(Math.min(POLL_MS[Math.min(i, POLL_MS.length - 1)] ?? 50, left));
       const hit = await cache.get(key);
       if (hit?.fresh) return { kind: "value", payload: hit.payload };
-      const held = await lock?.held(key);
+      const held = await lock.held(key);
       if (held === undefined) return { kind: "unknown" };
       if (!held) {
         // The holder may have written just before letting go.

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { RedisPayloadCache } from "../cache/redis";
-import type { FlightLock } from "../cache/singleflight";
-import type { CacheLookup } from "../cache/types";
+import type { FlightAcquisition, FlightLock } from "../cache/singleflight";
 import type { RedisConnection } from "./connection";
 import { defineScript, type RedisScript } from "./scripts";
 
@@ -12,34 +11,34 @@ const RELEASE = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call
  * Takes the lock and reads the cache entry it guards, in one step: {1 taken | 0 held by another, value | false}.
  * An unreadable entry (e.g. a key of another type) is a miss; it never keeps the lock from being taken.
  */
-const ACQUIRE_READING = `local cached = redis.pcall("GET", KEYS[2])
+const ACQUIRE = `local cached = redis.pcall("GET", KEYS[2])
 if type(cached) == "table" then cached = false end
 local taken = redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX")
 if taken then return {1, cached} else return {0, cached} end`;
 
-/** The single-flight lock in Redis: `SET <prefix>flight:<cache key> <token> NX PX <ttl>`. */
+/**
+ * The single-flight lock in Redis: `SET <prefix>flight:<cache key> <token> NX PX <ttl>`, taken by a script that also
+ * reads the cache entry it guards (one round trip).
+ */
 export class RedisFlightLock implements FlightLock {
   private readonly unlock: RedisScript;
-  private readonly acquireReadingScript: RedisScript;
+  private readonly acquireScript: RedisScript;
 
-  /** `cache`: the payload cache whose entries the locks guard (`acquireReading` reads them). */
+  /** `cache`: the payload cache whose entries the locks guard (`acquire` reads them). */
   constructor(
     private readonly redis: RedisConnection,
     private readonly cache: RedisPayloadCache,
   ) {
     this.unlock = defineScript(redis.client, "memgateFlightRelease", 1, RELEASE);
-    this.acquireReadingScript = defineScript(redis.client, "memgateFlightAcquire", 2, ACQUIRE_READING);
+    this.acquireScript = defineScript(redis.client, "memgateFlightAcquire", 2, ACQUIRE);
   }
 
-  async acquireReading(
-    key: string,
-    ttlMs: number,
-  ): Promise<{ token: string | null | undefined; cached: CacheLookup | undefined }> {
+  async acquire(key: string, ttlMs: number): Promise<FlightAcquisition> {
     const { cache } = this;
     if (!this.redis.ready()) return { token: undefined, cached: undefined };
     const token = randomBytes(16).toString("base64url");
     try {
-      const reply = await this.acquireReadingScript(
+      const reply = await this.acquireScript(
         [this.lockKey(key), cache.redisKey(key)],
         [token, Math.ceil(ttlMs)],
       );
@@ -55,18 +54,6 @@ export class RedisFlightLock implements FlightLock {
 
   private lockKey(key: string): string {
     return this.redis.key(`flight:${key}`);
-  }
-
-  async acquire(key: string, ttlMs: number): Promise<string | null | undefined> {
-    if (!this.redis.ready()) return undefined;
-    const token = randomBytes(16).toString("base64url");
-    try {
-      const res = await this.redis.client.set(this.lockKey(key), token, "PX", Math.ceil(ttlMs), "NX");
-      return res === "OK" ? token : null;
-    } catch (err) {
-      this.redis.failed("flight lock", err);
-      return undefined;
-    }
   }
 
   async held(key: string): Promise<boolean | undefined> {

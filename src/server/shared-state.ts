@@ -1,4 +1,5 @@
 import { MemoryPayloadCache } from "../cache/memory";
+import { MemoryFlightLock } from "../cache/memory-lock";
 import { RedisPayloadCache } from "../cache/redis";
 import { SingleFlight } from "../cache/singleflight";
 import type { PayloadCache } from "../cache/types";
@@ -45,7 +46,10 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
       keyLimits: { limiter: new MemoryRateLimiter("key"), defaultRule },
       cooldown,
       admission: new SeparateAdmission({ limiter, cooldown, cache }),
-      flights: new SingleFlight({ cache }),
+      // One replica: the in-process dedup already shares every flight, so this lock is not contended. It is the
+      // same lock path as with Redis (one code path in SingleFlight, the one its unit tests drive), at the cost of a
+      // Map lookup per miss; its acquire also re-reads the cache, so a result stored since our miss is served.
+      flights: new SingleFlight({ cache, lock: new MemoryFlightLock(cache) }),
       readiness: [],
       async close() {},
     };

@@ -43,15 +43,23 @@ describe("single-flight lock in Redis", () => {
     lock = new RedisFlightLock(conn, cache);
   });
   afterEach(() => deleteKeys(admin, PREFIX));
+
+  /** The store a retrieval passes: the result into the cache, fresh for a minute. */
+  const storeIn =
+    (key: string) =>
+    (p: CachedPayload): Promise<void> =>
+      cache.set(key, p, 60, 0);
+  /** Takes the lock as another replica would; its token, or null/undefined. */
+  const take = async (key: string, ttlMs: number) => (await lock.acquire(key, ttlMs)).token;
   afterAll(async () => {
     await conn.close();
     admin.disconnect();
   });
 
   test("SET NX PX: one holder at a time; only the owner's token releases it", async () => {
-    const token = await lock.acquire("k1", 5000);
+    const token = await take("k1", 5000);
     expect(typeof token).toBe("string");
-    expect(await lock.acquire("k1", 5000)).toBeNull();
+    expect(await take("k1", 5000)).toBeNull();
     const pttl = await admin.pttl(`${PREFIX}flight:k1`);
     expect(pttl).toBeGreaterThan(4000);
     await lock.release("k1", "someone-else");
@@ -60,42 +68,47 @@ describe("single-flight lock in Redis", () => {
     expect(await lock.held("k1")).toBe(false);
   });
 
-  test("acquireReading: the lock and the entry it guards in one step, whoever holds the lock", async () => {
-    const none = await lock.acquireReading("k3", 5000);
+  test("acquire: the lock and the entry it guards in one step, whoever holds the lock", async () => {
+    const none = await lock.acquire("k3", 5000);
     expect(typeof none.token).toBe("string");
     expect(none.cached).toBeUndefined();
     await cache.set("k3", payload("written by another replica"), 60, 0);
-    const held = await lock.acquireReading("k3", 5000);
+    const held = await lock.acquire("k3", 5000);
     expect(held.token).toBeNull();
     expect(held.cached?.fresh).toBe(true);
     expect(held.cached?.payload).toEqual(payload("written by another replica"));
     await lock.release("k3", none.token ?? "");
-    const again = await lock.acquireReading("k3", 5000);
+    const again = await lock.acquire("k3", 5000);
     expect(typeof again.token).toBe("string");
     expect(again.cached?.fresh).toBe(true);
   });
 
-  test("acquireReading: an unreadable entry is a miss and the lock is still taken", async () => {
+  test("acquire: an unreadable entry is a miss and the lock is still taken", async () => {
     await admin.rpush(`${PREFIX}k9`, "not an entry");
-    const got = await lock.acquireReading("k9", 5000);
+    const got = await lock.acquire("k9", 5000);
     expect(typeof got.token).toBe("string");
     expect(got.cached).toBeUndefined();
   });
 
   test("the lock expires if its holder dies", async () => {
-    expect(typeof (await lock.acquire("k2", 100))).toBe("string");
+    expect(typeof (await take("k2", 100))).toBe("string");
     await new Promise((r) => setTimeout(r, 150));
     expect(await lock.held("k2")).toBe(false);
   });
 
   test("a waiter reads the holder's result from the cache (role remote) without computing", async () => {
     const flight = new SingleFlight({ cache, lock });
-    const token = await lock.acquire("k3", 5000);
+    const token = await take("k3", 5000);
     let computed = 0;
-    const waiting = flight.run("k3", OPTS, async () => {
-      computed++;
-      return payload("mine");
-    });
+    const waiting = flight.run(
+      "k3",
+      OPTS,
+      async () => {
+        computed++;
+        return payload("mine");
+      },
+      storeIn("k3"),
+    );
     await new Promise((r) => setTimeout(r, 50));
     await cache.set("k3", payload("theirs"), 60, 60);
     await lock.release("k3", token ?? "");
@@ -107,9 +120,9 @@ describe("single-flight lock in Redis", () => {
 
   test("a holder that never delivers: the waiter computes itself after waitMs", async () => {
     const flight = new SingleFlight({ cache, lock });
-    await lock.acquire("k4", 10_000);
+    await take("k4", 10_000);
     const started = Date.now();
-    const outcome = await flight.run("k4", OPTS, async () => payload("mine"));
+    const outcome = await flight.run("k4", OPTS, async () => payload("mine"), storeIn("k4"));
     const waited = Date.now() - started;
     expect(outcome.role).toBe("leader");
     expect(waited).toBeGreaterThanOrEqual(OPTS.waitMs - 20);
@@ -118,15 +131,15 @@ describe("single-flight lock in Redis", () => {
 
   test("a holder that lets go without a value (its call failed): a waiter takes over at once", async () => {
     const flight = new SingleFlight({ cache, lock });
-    const token = await lock.acquire("k5", 10_000);
+    const token = await take("k5", 10_000);
     setTimeout(() => void lock.release("k5", token ?? ""), 30);
     const started = Date.now();
-    const outcome = await flight.run("k5", OPTS, async () => payload("mine"));
+    const outcome = await flight.run("k5", OPTS, async () => payload("mine"), storeIn("k5"));
     expect(outcome.role).toBe("leader");
     expect(Date.now() - started).toBeLessThan(OPTS.waitMs);
   });
 
-  test("with a store: the leader answers first, stores, then releases; joiners meanwhile get the result", async () => {
+  test("the leader answers first, stores, then releases; joiners meanwhile get the result", async () => {
     const flight = new SingleFlight({ cache, lock });
     let finishStore: () => void = () => undefined;
     const storeGate = new Promise<void>((resolve) => {
@@ -199,12 +212,18 @@ describe("single-flight lock in Redis", () => {
 
   test("the leader releases its lock after computing, and after failing", async () => {
     const flight = new SingleFlight({ cache, lock });
-    await flight.run("k6", OPTS, async () => payload("ok"));
+    await flight.run("k6", OPTS, async () => payload("ok"), storeIn("k6"));
+    await flight.idle();
     expect(await lock.held("k6")).toBe(false);
     await expect(
-      flight.run("k7", OPTS, async () => {
-        throw new Error("backend down");
-      }),
+      flight.run(
+        "k7",
+        OPTS,
+        async () => {
+          throw new Error("backend down");
+        },
+        storeIn("k7"),
+      ),
     ).rejects.toThrow("backend down");
     expect(await lock.held("k7")).toBe(false);
     expect(flight.size).toBe(0);
