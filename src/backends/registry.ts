@@ -16,6 +16,8 @@ export type BackendDecorator = (backend: Backend, where: { name: BackendName; te
  */
 export class BackendProvider {
   private readonly instances = new Map<string, Promise<Backend>>();
+  /** The instances whose build finished, by the same key (read by `built()`, which never builds one). */
+  private readonly settled = new Map<string, Backend>();
 
   constructor(
     private readonly factories: BackendFactories,
@@ -41,9 +43,21 @@ export class BackendProvider {
         : this.build(tenant, name);
       this.instances.set(key, instance);
       // A failed build is not cached: the next request tries again.
-      instance.catch(() => this.instances.delete(key));
+      instance.then(
+        (b) => this.settled.set(key, b),
+        () => this.instances.delete(key),
+      );
     }
     return instance;
+  }
+
+  /**
+   * The tenant's instance if one was already built (local: the store of its data file, shared), else undefined.
+   * Never builds and never calls it: readiness and the circuit gauge read the breakers through it.
+   */
+  built(tenant: Tenant, name: BackendName): Backend | undefined {
+    const key = this.keyFor(tenant, name);
+    return key === undefined ? undefined : this.settled.get(key);
   }
 
   private keyFor(tenant: Tenant, name: BackendName): string | undefined {

@@ -1,5 +1,6 @@
 import type { Candidate } from "../pipeline/types";
 import type { BackendName, Policy } from "../policy/schema";
+import type { Extras } from "./openmemory/extras";
 
 /** One search against a memory backend, already past eligibility. */
 export interface SearchRequest {
@@ -18,6 +19,51 @@ export interface CallOptions {
 }
 
 /**
+ * A drop-in door's own search, in its wire terms (src/compat): the upstream call the SDK asked for, which the
+ * backend makes instead of its policy-driven `search`. The retrieval core treats it like any search (cache,
+ * single-flight, limits, cooldown, existence, resilience, spans, metrics); only the call and the rendering differ.
+ */
+export type NativeSearch =
+  /** Zep `POST /graph/search` with the caller's body; `limit` replaced by the fetch size when `setLimit`. */
+  | { kind: "zep.graph.search"; body: Record<string, unknown>; setLimit: boolean }
+  /** Zep `GET /threads/{threadId}/context` with the caller's query parameters (`min_rating`, `template_id`, …). */
+  | { kind: "zep.thread.context"; threadId: string; params: Record<string, string> }
+  /** OpenMemory `POST /memory/query` with the caller's body (without seed 003's extras) and the extras. */
+  | {
+      kind: "openmemory.query";
+      body: Record<string, unknown>;
+      userId: string | undefined;
+      extras: Extras;
+    };
+
+export interface NativeSearchRequest {
+  native: NativeSearch;
+  /** topK × overfetch (the door's topK), before the upstream's own cap. */
+  limit: number;
+  policy: Policy;
+  signal: AbortSignal;
+}
+
+/** An original wire item of a candidate (same id), kept so a door can answer in its SDK's shape. */
+export interface NativeSource {
+  /** The answer's list it came from (`edges`, `matches`, …). */
+  list: string;
+  item: Record<string, unknown>;
+}
+
+export interface NativeAnswer {
+  candidates: Candidate[];
+  /** By candidate id. The core keeps (redacted) only those of the memories the policy kept. */
+  sources: Record<string, NativeSource>;
+  /** A text block answered besides the candidates (Zep's `context`): redaction and the token budget apply. */
+  context?: string;
+  /** The answer's other top-level fields, kept as they came (redacted when the policy redacts). */
+  echo: Record<string, unknown>;
+  /** Set when seed 003's extras could not be applied as asked (OpenMemory tag / as-of fallbacks). */
+  notes?: string[];
+}
+
+/**
  * A memory backend. One instance per tenant (it holds that tenant's credentials).
  * Every method throws `BackendError` (never anything else) on failure.
  */
@@ -27,6 +73,8 @@ export interface Backend {
   search(req: SearchRequest): Promise<Candidate[]>;
   /** Whether the user has a memory collection. Backends without a user registry return true. */
   userExists(userId: string, opts: CallOptions): Promise<boolean>;
+  /** A door's own search (see NativeSearch); absent when the backend has no such wire API. */
+  searchNative?(req: NativeSearchRequest): Promise<NativeAnswer>;
   /** Cheap reachability check for /readyz. Throws BackendError when unreachable. */
   ping(opts: CallOptions): Promise<void>;
   close?(): Promise<void>;
@@ -42,7 +90,16 @@ export interface BackendErrorInit {
   status?: number;
   /** For rate_limited: how long the backend asked us to wait (from Retry-After / x-ratelimit-reset). */
   retryAfterMs?: number;
+  /** For invalid_query on a native search: the upstream's answer, which a door hands back to its SDK as it came. */
+  response?: UpstreamResponse;
   cause?: unknown;
+}
+
+/** An upstream HTTP answer as it came (status, content type, body text). */
+export interface UpstreamResponse {
+  status: number;
+  contentType: string | null;
+  body: string;
 }
 
 /**
@@ -54,6 +111,7 @@ export class BackendError extends Error {
   readonly backend: BackendName;
   readonly status?: number;
   readonly retryAfterMs?: number;
+  readonly response?: UpstreamResponse;
   readonly retryable: boolean;
 
   constructor(init: BackendErrorInit) {
@@ -63,6 +121,7 @@ export class BackendError extends Error {
     this.backend = init.backend;
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
+    if (init.response !== undefined) this.response = init.response;
     this.retryable = init.kind === "unavailable";
   }
 }

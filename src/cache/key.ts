@@ -7,6 +7,8 @@ export interface CacheKeyParts {
   query: string;
   /** Hash of the effective policy (overrides included: they change the hash). */
   policyHash: string;
+  /** A drop-in door's own upstream call (its body, scope, filters): each call has entries of its own. */
+  variant?: unknown;
 }
 
 /** Whitespace-insensitive, NFC: "what do I  order?" and " what do I order? " share an entry. Case is kept. */
@@ -21,7 +23,13 @@ export function normalizeQuery(query: string): string {
  */
 export function payloadCacheKey(p: CacheKeyParts): string {
   const digest = createHash("sha256")
-    .update(JSON.stringify([p.backend, p.userId, normalizeQuery(p.query), p.policyHash]))
+    .update(
+      JSON.stringify(
+        p.variant === undefined
+          ? [p.backend, p.userId, normalizeQuery(p.query), p.policyHash]
+          : [p.backend, p.userId, normalizeQuery(p.query), p.policyHash, p.variant],
+      ),
+    )
     .digest("hex");
   return `v1:payload:${p.tenantId}:${digest}`;
 }

@@ -1,4 +1,4 @@
-import type { RetrievalPayload } from "../pipeline";
+import type { RetrievalPayload } from "../retrieval/payload";
 
 /** A shaped, post-redaction payload as cached (never raw backend content; never an explain trace). */
 export type CachedPayload = Omit<RetrievalPayload, "trace">;

@@ -1,14 +1,15 @@
 import type { KeyLimits } from "../http/rate-limit";
 import type { Logger } from "../logging/logger";
-import type { PolicyRegistry } from "../policy/registry-types";
+import type { RetrievalService } from "../retrieval/service";
 import type { TenantDirectory } from "../tenants/types";
 import type { LocalStores } from "./local-stores";
 
-/** What the drop-in compatibility routes need from the wired services (a subset of AppServices). */
+/** What the drop-in doors need from the wired services (a subset of AppServices). */
 export interface CompatDeps {
   logger: Logger;
   tenants: TenantDirectory;
-  policies: PolicyRegistry;
+  /** The one retrieval core: the doors' searches go through it as /v1/retrieve's do. */
+  retrieval: RetrievalService;
   /** The per-API-key rate limit, applied right after authentication as on /v1/*. */
   keyLimits?: KeyLimits;
   /** Needed to serve the OpenMemory surface from a tenant's embedded local backend. */

@@ -9,35 +9,6 @@ import { thresholdStage } from "./stages/threshold";
 import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
 
-export type CacheStatus = "hit" | "miss" | "stale" | "bypass";
-
-export interface FallbackInfo {
-  code: string;
-  action: "skip" | "empty" | "cache";
-  message: string;
-}
-
-/** CONTRACT §2 `metadata`. */
-export interface RetrievalMetadata {
-  queryTime: number;
-  totalResults: number;
-  includedResults: number;
-  totalTokens: number;
-  appliedFilters: string[];
-  config: { topK: number; clipSentences: number; maxTokens: number; searchType: string; minScore: number };
-  policy: { name: string; version: number; hash: string };
-  backend: string;
-  cache: CacheStatus;
-  fallback: FallbackInfo | null;
-}
-
-export interface RetrievalPayload {
-  memories: MemoryEntry[];
-  metadata: RetrievalMetadata;
-  systemPrompt: string;
-  trace?: StageTrace[];
-}
-
 export interface PipelineInput {
   userId: string;
   /** The user's message: `clip.mode: relevant` keeps the sentences that best match it. */
@@ -162,42 +133,4 @@ function toEntry(item: WorkItem, collection: string, searchType: string): Memory
     ...(item.role === undefined ? {} : { role: item.role }),
     provenance,
   };
-}
-
-export function configOf(compiled: CompiledPolicy): RetrievalMetadata["config"] {
-  const { topK, clipSentences, maxTokens, searchType, minScore } = compiled.policy.retrieval;
-  return { topK, clipSentences, maxTokens, searchType, minScore };
-}
-
-export interface PayloadExtras {
-  backend: string;
-  cache: CacheStatus;
-  queryTimeMs: number;
-  explain?: boolean;
-}
-
-/** Assembles the CONTRACT §2 payload from a pipeline result. */
-export function buildPayload(
-  result: PipelineResult,
-  compiled: CompiledPolicy,
-  extras: PayloadExtras,
-): RetrievalPayload {
-  const payload: RetrievalPayload = {
-    memories: result.memories,
-    metadata: {
-      queryTime: Math.round(extras.queryTimeMs * 100) / 100,
-      totalResults: result.totalResults,
-      includedResults: result.memories.length,
-      totalTokens: result.totalTokens,
-      appliedFilters: result.appliedFilters,
-      config: configOf(compiled),
-      policy: { name: compiled.policy.name, version: compiled.policy.version, hash: compiled.hash },
-      backend: extras.backend,
-      cache: extras.cache,
-      fallback: null,
-    },
-    systemPrompt: result.systemPrompt,
-  };
-  if (extras.explain) payload.trace = result.trace;
-  return payload;
 }

@@ -8,12 +8,13 @@
  *    call is refused at once: `unavailable`, "<backend> bulkhead full". Not counted by the breaker.
  * 2. **circuit breaker** — opens on `consecutive` failures in a row or a failure ratio over the last `window`
  *    calls (src/resilience/breaker.ts). While open (and while its one half-open probe is in flight) every call
- *    is refused at once: `unavailable`, "<backend> circuit open". After `halfOpenAfterMs` the next call — or the
- *    next readiness ping, so a replica taken out of rotation still recovers — is the probe.
+ *    is refused at once: `unavailable`, "<backend> circuit open". After `halfOpenAfterMs` the next call is the
+ *    probe (/readyz does not call backends: it reads `circuit()`, and reports an open circuit as degraded, so a
+ *    replica stays in rotation and its traffic brings the probe).
  *    A failure is an `unavailable` error or anything that is not a BackendError (an adapter bug). `not_found`,
  *    `invalid_query` and `rate_limited` prove the backend answered: they count as successes. A call abandoned
  *    because the client went away (not a timeout) is not held against the backend.
- * 3. **retry** (reads only: `search`, `userExists`; never `ping`) — `maxRetries` more attempts with exponential
+ * 3. **retry** (reads only: `search`, `searchNative`, `userExists`; never `ping`) — `maxRetries` more attempts with exponential
  *    backoff and decorrelated jitter, only for `unavailable` errors without a 4xx status, only while the
  *    caller's signal has not fired, and only when the remaining budget (the policy's `timeouts.backendMs` for
  *    search, `defaultBudgetMs` for userExists, counted from the start of this call) still holds the last
@@ -37,7 +38,14 @@ import {
   retry,
   TaskCancelledError,
 } from "cockatiel";
-import { type Backend, BackendError, type CallOptions, type SearchRequest } from "../backends/types";
+import {
+  type Backend,
+  BackendError,
+  type CallOptions,
+  type NativeAnswer,
+  type NativeSearchRequest,
+  type SearchRequest,
+} from "../backends/types";
 import type { Logger } from "../logging/logger";
 import type { Candidate } from "../pipeline/types";
 import type { BackendName } from "../policy/schema";
@@ -75,7 +83,10 @@ export class ResilientBackend implements Backend {
     this.breaker.onStateChange((state) => this.logState(state));
   }
 
-  /** The circuit's state, for /readyz and tests. */
+  /**
+   * The circuit's state, for /readyz, the `backend.circuit_state` gauge and tests. Reading it calls nothing: an
+   * open circuit reads "open" until a call arrives after `halfOpenAfterMs` and becomes the half-open probe.
+   */
   circuit(): CircuitStatus {
     switch (this.breaker.state) {
       case CircuitState.Closed:
@@ -93,6 +104,23 @@ export class ResilientBackend implements Backend {
     );
   }
 
+  /** A door's search: the same bulkhead, breaker, retry and deadline as `search` (one circuit per instance). */
+  searchNative(req: NativeSearchRequest): Promise<NativeAnswer> {
+    const inner = this.inner;
+    if (inner.searchNative === undefined) return Promise.reject(this.noNative(req));
+    return this.call(req.signal, req.policy.timeouts.backendMs, (signal) =>
+      inner.searchNative ? inner.searchNative({ ...req, signal }) : Promise.reject(this.noNative(req)),
+    );
+  }
+
+  private noNative(req: NativeSearchRequest): BackendError {
+    return new BackendError({
+      kind: "invalid_query",
+      backend: this.name,
+      message: `${this.name} cannot answer a ${req.native.kind} search`,
+    });
+  }
+
   userExists(userId: string, opts: CallOptions): Promise<boolean> {
     return this.call(opts.signal, this.opts.retry.defaultBudgetMs, (signal) =>
       this.inner.userExists(userId, { signal }),
@@ -100,8 +128,9 @@ export class ResilientBackend implements Backend {
   }
 
   /**
-   * Readiness: while closed, a plain ping (not counted by the breaker: a cheap /health says little about
-   * search). While open, the breaker decides: refused until `halfOpenAfterMs`, then this ping is the probe.
+   * A reachability check (not used by /readyz, which reads `circuit()`): while closed, a plain ping (not counted
+   * by the breaker: a cheap /health says little about search). While open, the breaker decides: refused until
+   * `halfOpenAfterMs`, then this ping is the probe.
    */
   async ping(opts: CallOptions): Promise<void> {
     const { signal } = opts;

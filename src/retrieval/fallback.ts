@@ -1,8 +1,9 @@
 import type { PayloadCache } from "../cache/types";
-import { buildPayload, configOf, type FallbackInfo, type RetrievalPayload, runPipeline } from "../pipeline";
+import { runPipeline } from "../pipeline";
 import type { CompiledPolicy } from "../policy/compile";
 import type { FallbackCode } from "../policy/schema";
 import { traceCacheLookup } from "../telemetry/tracing";
+import { buildPayload, configOf, type FallbackInfo, type RetrievalPayload } from "./payload";
 
 export const FALLBACK_MESSAGES: Record<FallbackCode, string> = {
   MEMORY_DISABLED: "Memory is disabled for this request (useMemory is not true)",

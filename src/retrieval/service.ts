@@ -1,17 +1,28 @@
+/**
+ * The retrieval core: one request path for every door (/v1/retrieve, the Zep and OpenMemory drop-in routes, the
+ * CLI). A door translates its wire request into a `RetrievalRequest` and renders the typed `RetrievalOutcome`;
+ * policy resolution, eligibility, limits, cooldown, cache, single-flight, existence, the backend call (with its
+ * breaker, bulkhead and retry, src/resilience), the pipeline, fallbacks, spans and metrics all happen here, once.
+ *
+ * The flow is a list of steps (docs/request-lifecycle.md has each step's exits):
+ *
+ *     resolve policy → eligibility → admit → look up → fly (produce, store) → respond
+ *
+ * Each step returns `undefined` to go on or a `Halt` that ends the request; `respond` turns a halt into the
+ * outcome (a declared fallback becomes the policy's action: skip, empty, or the cached payload).
+ */
 import { performance } from "node:perf_hooks";
 import type { BackendProvider } from "../backends/registry";
-import { type Backend, BackendError, type BackendErrorKind } from "../backends/types";
+import { type Backend, BackendError, type BackendErrorKind, type NativeAnswer } from "../backends/types";
 import { payloadCacheKey } from "../cache/key";
 import { flightOptionsFor, type SingleFlight } from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
-import { HttpProblem } from "../http/errors";
 import type { Logger } from "../logging/logger";
-import { buildPayload, type RetrievalPayload, runPipeline } from "../pipeline";
+import { runPipeline } from "../pipeline";
 import type { Candidate } from "../pipeline/types";
-import { type CompiledPolicy, compilePolicy, type OverrideCache } from "../policy/compile";
-import { formatPath, PolicyError } from "../policy/load";
+import type { CompiledPolicy, OverrideCache } from "../policy/compile";
 import type { PolicyRegistry } from "../policy/registry-types";
-import { type BackendName, type FallbackCode, policySchema } from "../policy/schema";
+import type { BackendName, FallbackCode } from "../policy/schema";
 import type { RateLimiter } from "../ratelimit/types";
 import { raceSignal } from "../resilience/deadline";
 import { recordRateLimitRejection } from "../telemetry/metrics";
@@ -20,8 +31,14 @@ import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
 import type { BackendCooldown } from "./cooldown";
 import type { ExistenceCache } from "./existence";
-import { answerWithFallback, type FallbackContext } from "./fallback";
-import { ID_PATTERN, type RetrieveBody } from "./request";
+import { answerWithFallback } from "./fallback";
+import type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
+import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
+import { requireAdmin, resolvePolicy } from "./policy";
+import { ID_PATTERN } from "./request";
+import { redactDeep, shapeText } from "./text";
+
+export type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
 
 export interface RetrievalDeps {
   policies: PolicyRegistry;
@@ -30,7 +47,6 @@ export interface RetrievalDeps {
   limiter: RateLimiter;
   existence: ExistenceCache;
   cooldown: BackendCooldown;
-  // --- redis/single-flight ---
   flights: SingleFlight;
   /** The limit, cooldown and cache checks (default: the three calls above; with Redis one script). */
   admission?: Admission;
@@ -44,7 +60,8 @@ const UNAVAILABLE: Record<BackendName, FallbackCode> = {
   local: "LOCAL_UNAVAILABLE",
 };
 
-function codeForKind(kind: BackendErrorKind, backend: BackendName): FallbackCode {
+/** The declared fallback for a classified backend failure. */
+export function codeForKind(kind: BackendErrorKind, backend: BackendName): FallbackCode {
   switch (kind) {
     case "not_found":
       return "COLLECTION_NOT_FOUND";
@@ -57,22 +74,35 @@ function codeForKind(kind: BackendErrorKind, backend: BackendName): FallbackCode
   }
 }
 
-/** Used only if a tenant's default policy vanished from the registry: serve seed 000's defaults, never a 5xx. */
-const BUILTIN = compilePolicy(policySchema.parse({ name: "builtin-default", version: 1 }));
+/** What ends a request before (or instead of) a shaped payload. */
+type Halt =
+  | { kind: "fallback"; code: FallbackCode; detail?: string | undefined }
+  | { kind: "payload"; payload: RetrievalPayload }
+  | Refusal
+  | Extract<RetrievalOutcome, { kind: "rejected" }>;
 
-class Fallback extends Error {
-  constructor(
-    readonly code: FallbackCode,
-    readonly detail?: string,
-  ) {
-    super(code);
+const fallback = (code: FallbackCode, detail?: string): Halt => ({ kind: "fallback", code, detail });
+
+/** One request on its way through the steps. */
+interface Turn {
+  req: RetrievalRequest;
+  compiled: CompiledPolicy;
+  backend: BackendName;
+  cacheKey: string;
+  cooldownKey: string;
+  explain: boolean;
+  started: number;
+  /** The cache read started by `admit`, used by `lookUp`. */
+  cached?: Promise<CacheLookup | undefined>;
+}
+
+/** What a produced payload is made of, before it is a payload. Thrown inside a flight to share a fallback. */
+class FlightHalt extends Error {
+  constructor(readonly halt: Halt) {
+    super(halt.kind === "fallback" ? halt.code : halt.kind);
   }
 }
 
-/**
- * One retrieval: policy → eligibility → rate limit → cache → existence → backend → pipeline (CONTRACT §2–4).
- * Throws HttpProblem only for the caller's own faults; everything else becomes a declared fallback.
- */
 export class RetrievalService {
   private readonly admission: Admission;
 
@@ -81,134 +111,174 @@ export class RetrievalService {
   }
 
   /** One retrieval in its `memgate.retrieve` span, with the retrieval metrics (src/telemetry). */
-  retrieve(principal: Principal, body: RetrieveBody, signal?: AbortSignal): Promise<RetrievalPayload> {
+  retrieve(req: RetrievalRequest): Promise<RetrievalOutcome> {
     const subject = {
-      tenantId: principal.tenant.id,
-      userId: body.userId,
-      queryChars: body.query?.length ?? 0,
+      tenantId: req.principal.tenant.id,
+      userId: req.userId,
+      queryChars: req.query.length,
+      door: req.native?.kind ?? "retrieve",
     };
-    return traceRetrieval(subject, () => this.retrieveTraced(principal, body, signal));
+    return traceRetrieval(subject, () => this.run(req));
   }
 
-  private async retrieveTraced(
+  /**
+   * The policy a door's non-retrieval call applies (Zep `thread.addMessages` with `return_context`: the write goes
+   * through unchanged, its returned context is shaped with `shapeText`), resolved as for a retrieval.
+   */
+  policyFor(
     principal: Principal,
-    body: RetrieveBody,
-    signal?: AbortSignal,
-  ): Promise<RetrievalPayload> {
-    const started = performance.now();
-    const queryTimeMs = () => performance.now() - started;
-    const { tenant } = principal;
-    const explain = body.explain === true;
-    if (explain) requireAdmin(principal, "explain");
-    const compiled = this.resolvePolicy(principal, body);
+    ask: { policy?: string | undefined; policyField: string },
+  ): CompiledPolicy | Refusal {
+    return resolvePolicy(this.deps, principal, {
+      name: ask.policy,
+      field: ask.policyField,
+      overrides: undefined,
+      topK: undefined,
+    });
+  }
 
-    if (body.backend !== undefined && !this.deps.backends.has(tenant, body.backend)) {
-      throw new HttpProblem("FORBIDDEN", `backend: this tenant has no "${body.backend}" backend`);
+  private async run(req: RetrievalRequest): Promise<RetrievalOutcome> {
+    const turn = this.begin(req);
+    if (turn.kind === "refused") return turn;
+    const halt =
+      (await this.screen(turn)) ?? // eligibility, then admit (limit, cooldown), in one span
+      (await this.lookUp(turn)) ??
+      (await this.fly(turn));
+    return this.respond(turn, halt);
+  }
+
+  /** Step 1, resolve: the policy, the backend, the keys. Refuses what the caller may not ask for. */
+  private begin(req: RetrievalRequest): (Turn & { kind: "turn" }) | Refusal {
+    const { principal } = req;
+    const { tenant } = principal;
+    const explain = req.explain === true;
+    if (explain) {
+      const refused = requireAdmin(principal, "explain");
+      if (refused) return refused;
     }
-    const backendName: BackendName = body.backend ?? compiled.policy.backend ?? tenant.defaultBackend;
-    const query = body.query ?? "";
+    const compiled = resolvePolicy(this.deps, principal, {
+      name: req.policy,
+      field: req.policyField ?? "policy",
+      overrides: req.overrides,
+      topK: req.topK,
+    });
+    if ("kind" in compiled) return compiled;
+    if (req.backend !== undefined && !this.deps.backends.has(tenant, req.backend)) {
+      return {
+        kind: "refused",
+        code: "FORBIDDEN",
+        detail: `backend: this tenant has no "${req.backend}" backend`,
+      };
+    }
+    const backend: BackendName = req.backend ?? compiled.policy.backend ?? tenant.defaultBackend;
     const cacheKey = payloadCacheKey({
       tenantId: tenant.id,
-      backend: backendName,
-      userId: body.userId,
-      query,
+      backend,
+      userId: req.userId,
+      query: req.query,
       policyHash: compiled.hash,
+      ...(req.native === undefined ? {} : { variant: req.native }),
     });
-    const fb: FallbackContext = {
+    return {
+      kind: "turn",
+      req,
       compiled,
-      userId: body.userId,
-      backend: backendName,
-      cache: this.deps.cache,
+      backend,
       cacheKey,
-      queryTimeMs,
+      cooldownKey: `${tenant.id}:${backend}`,
       explain,
+      started: performance.now(),
     };
+  }
 
+  /** Steps 2 and 3 in the `memgate.eligibility` span: a fallback decided here shows on it. */
+  private screen(turn: Turn): Promise<Halt | undefined> {
+    return inSpan("memgate.eligibility", async (span) => {
+      const halt = this.eligibility(turn) ?? (await this.admit(turn));
+      if (halt?.kind === "fallback") span.setAttribute("memgate.fallback.code", halt.code);
+      return halt;
+    });
+  }
+
+  /** Step 2, eligibility: a chat turn that does not use memory, a bad session, a blank or overlong query. */
+  private eligibility(turn: Turn): Halt | undefined {
+    const { req, compiled } = turn;
+    if (req.turn !== undefined) {
+      if (req.turn.useMemory !== true) return fallback("MEMORY_DISABLED");
+      const { sessionId } = req.turn;
+      if (typeof sessionId !== "string" || !ID_PATTERN.test(sessionId)) return fallback("SESSION_INVALID");
+    }
+    if (req.needs?.query !== false && req.query.trim().length === 0)
+      return fallback("INVALID_QUERY", "the query is blank");
+    const max = compiled.policy.retrieval.maxQueryChars;
+    if (req.query.length > max)
+      return fallback("INVALID_QUERY", `the query is longer than ${max} characters`);
+    return undefined;
+  }
+
+  /**
+   * Step 3, admit: the per-user limit is consumed and the cooldown and the cache are read at once (with Redis one
+   * script, one round trip: ./admission-redis.ts). Decisions in order: limit, cooldown; a refused request never
+   * uses the cache read.
+   */
+  private async admit(turn: Turn): Promise<Halt | undefined> {
+    const { req, compiled } = turn;
+    const checks = this.admission.check({
+      rateKey: `${req.principal.tenant.id}:${req.userId}`,
+      rule: compiled.policy.rateLimit.perUser,
+      cooldownKey: turn.cooldownKey,
+      cacheKey: turn.explain ? undefined : turn.cacheKey,
+    });
+    if (checks.cached !== undefined) turn.cached = checks.cached;
+    const decision = await checks.limit;
+    if (!decision.allowed) {
+      recordRateLimitRejection("user");
+      return fallback("RATE_LIMITED", `retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
+    }
+    const cooling = await checks.cooldownMs;
+    if (cooling > 0) {
+      recordRateLimitRejection("backend");
+      return fallback("RATE_LIMITED", `${turn.backend} asked to wait ${Math.ceil(cooling / 1000)} s`);
+    }
+    return undefined;
+  }
+
+  /** Step 4, look up: a fresh cache entry answers (a hit). */
+  private async lookUp(turn: Turn): Promise<Halt | undefined> {
+    const { cached } = turn;
+    if (cached === undefined) return undefined;
+    const hit = await traceCacheLookup(() => cached);
+    if (!hit?.fresh) return undefined;
+    return {
+      kind: "payload",
+      payload: { ...hit.payload, metadata: { ...hit.payload.metadata, cache: "hit" } },
+    };
+  }
+
+  /**
+   * Step 5, fly: produce the payload (existence, the backend call, the pipeline) and store it; identical
+   * concurrent requests share one production, within this replica and across replicas (src/cache/singleflight.ts).
+   * A shared production is not tied to one client's abort signal; the policy's backend timeout bounds it.
+   */
+  private async fly(turn: Turn): Promise<Halt> {
+    const produce = async (signal: AbortSignal | undefined): Promise<RetrievalPayload> => {
+      const halt = await this.produce(turn, signal);
+      if (halt.kind !== "payload") throw new FlightHalt(halt);
+      return halt.payload;
+    };
+    const { compiled, cacheKey } = turn;
+    // Written after the answer; a failed write is logged, never the caller's problem.
+    const store = async (payload: RetrievalPayload): Promise<void> => {
+      const { trace: _trace, ...cacheable } = payload;
+      await this.deps.cache
+        .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds)
+        .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
+    };
     try {
-      const cooldownKey = `${tenant.id}:${backendName}`;
-      let cached: Promise<CacheLookup | undefined> | undefined;
-      await inSpan("memgate.eligibility", async () => {
-        this.checkEligibility(body, compiled);
-        // The limit is consumed and the cooldown and the cache are read at once (with Redis: one script, one round
-        // trip; src/retrieval/admission-redis.ts). Decisions are taken in order: limit, cooldown, then the cache;
-        // a request the limit or a cooldown refuses never uses the cache read. (With Redis the one command's span
-        // sits under memgate.eligibility; memgate.cache.lookup still reports the cache's result.)
-        const checks = this.admission.check({
-          rateKey: `${tenant.id}:${body.userId}`,
-          rule: compiled.policy.rateLimit.perUser,
-          cooldownKey,
-          cacheKey: explain ? undefined : cacheKey,
-        });
-        cached = checks.cached;
-        const decision = await checks.limit;
-        if (!decision.allowed) {
-          recordRateLimitRejection("user");
-          throw new Fallback("RATE_LIMITED", `retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
-        }
-        const cooling = await checks.cooldownMs;
-        if (cooling > 0) {
-          recordRateLimitRejection("backend");
-          throw new Fallback("RATE_LIMITED", `${backendName} asked to wait ${Math.ceil(cooling / 1000)} s`);
-        }
-      });
-
-      if (cached !== undefined) {
-        const lookup = cached;
-        const hit = await traceCacheLookup(() => lookup);
-        if (hit?.fresh) {
-          return {
-            ...hit.payload,
-            metadata: { ...hit.payload.metadata, queryTime: round(queryTimeMs()), cache: "hit" },
-          };
-        }
-      }
-
-      // --- redis/single-flight: identical concurrent requests (same cache key) make one backend call, within
-      // this replica and across replicas (src/cache/singleflight.ts). A shared computation is not tied to one
-      // client's abort signal (it serves several); the policy's backend timeout still bounds it.
-      const produce = async (callSignal: AbortSignal | undefined): Promise<RetrievalPayload> => {
-        const backendPromise = this.deps.backends.get(tenant, backendName);
-        if (!backendPromise)
-          throw new Fallback(UNAVAILABLE[backendName], "backend not configured for this tenant");
-        const backend = await backendPromise.catch((err: unknown) => {
-          this.deps.logger.error(
-            { err, backend: backendName, tenant: tenant.id },
-            "backend could not be created",
-          );
-          throw new Fallback(UNAVAILABLE[backendName], "backend could not be initialised");
-        });
-        const candidates = await this.search(backend, backendName, cooldownKey, body, compiled, callSignal);
-
-        let payload: RetrievalPayload;
-        try {
-          const result = runPipeline(
-            { userId: body.userId, query, candidates, backend: backendName, explain },
-            compiled,
-            pipelineObserver(compiled.policy.name, backendName),
-          );
-          payload = buildPayload(result, compiled, {
-            backend: backendName,
-            cache: explain || this.deps.cache.available?.() === false ? "bypass" : "miss",
-            queryTimeMs: queryTimeMs(),
-            explain,
-          });
-        } catch (err) {
-          this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
-          throw new Fallback("POLICY_FAILED");
-        }
-        return payload;
-      };
-      // Written after the answer (src/cache/singleflight.ts); a failed write is logged, never the caller's problem.
-      const store = async (payload: RetrievalPayload): Promise<void> => {
-        const { trace: _trace, ...cacheable } = payload;
-        await this.deps.cache
-          .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds)
-          .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
-      };
-      if (explain) {
-        const payload = await produce(signal);
+      if (turn.explain) {
+        const payload = await produce(turn.req.signal);
         await store(payload);
-        return payload;
+        return { kind: "payload", payload };
       }
       const flight = await this.deps.flights.run(
         cacheKey,
@@ -217,83 +287,95 @@ export class RetrievalService {
         store,
       );
       // Another replica's (or a just-finished) result read from the cache is a hit.
-      const served = flight.role === "remote" ? { cache: "hit" as const } : {};
-      return {
-        ...flight.payload,
-        metadata: { ...flight.payload.metadata, ...served, queryTime: round(queryTimeMs()) },
-      };
-      // --- end redis/single-flight ---
+      const payload = flight.payload as RetrievalPayload;
+      return flight.role === "remote"
+        ? { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, cache: "hit" } } }
+        : { kind: "payload", payload };
     } catch (err) {
-      if (err instanceof Fallback) return answerWithFallback(err.code, err.detail, fb);
+      if (err instanceof FlightHalt) return err.halt;
       throw err;
     }
   }
 
-  private resolvePolicy(principal: Principal, body: RetrieveBody): CompiledPolicy {
-    const { tenant } = principal;
-    const name = body.policy ?? tenant.policies.default;
-    const allowed = tenant.policies.allowed;
-    if (!allowed.includes("*") && !allowed.includes(name)) {
-      throw new HttpProblem("FORBIDDEN", `policy: "${name}" is not allowed for this tenant`);
-    }
-    let base = this.deps.policies.get(name);
-    if (!base) {
-      if (body.policy !== undefined)
-        throw new HttpProblem("VALIDATION_FAILED", `policy: no policy named "${name}"`);
+  /** The backend's answer through the policy. Never throws: every failure is a declared fallback. */
+  private async produce(turn: Turn, clientSignal: AbortSignal | undefined): Promise<Halt> {
+    const { req, compiled, backend: name } = turn;
+    const instance = this.deps.backends.get(req.principal.tenant, name);
+    if (!instance) return fallback(UNAVAILABLE[name], "backend not configured for this tenant");
+    let backend: Backend;
+    try {
+      backend = await instance;
+    } catch (err) {
       this.deps.logger.error(
-        { tenant: tenant.id, policy: name },
-        "default policy missing; serving built-in defaults",
+        { err, backend: name, tenant: req.principal.tenant.id },
+        "backend could not be created",
       );
-      base = BUILTIN;
+      return fallback(UNAVAILABLE[name], "backend could not be initialised");
     }
-    if (body.overrides === undefined) return base;
-    requireAdmin(principal, "overrides");
+    const searched = await this.search(turn, backend, clientSignal);
+    if ("kind" in searched) return searched;
     try {
-      return this.deps.overrides.apply(base, body.overrides);
+      const result = runPipeline(
+        {
+          userId: req.userId,
+          query: req.query,
+          candidates: searched.candidates,
+          backend: name,
+          explain: turn.explain,
+        },
+        compiled,
+        pipelineObserver(compiled.policy.name, name),
+      );
+      const payload = buildPayload(result, compiled, {
+        backend: name,
+        cache: turn.explain || this.deps.cache.available?.() === false ? "bypass" : "miss",
+        queryTimeMs: performance.now() - turn.started,
+        explain: turn.explain,
+      });
+      if (searched.native !== undefined) payload.native = renderable(searched.native, payload, compiled);
+      return { kind: "payload", payload };
     } catch (err) {
-      if (err instanceof PolicyError) {
-        const detail = err.problems.map((p) => `${formatPath(p.path)}: ${p.message}`).join("; ");
-        throw new HttpProblem("VALIDATION_FAILED", detail);
-      }
-      throw err;
+      this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
+      return fallback("POLICY_FAILED");
     }
   }
 
-  private checkEligibility(body: RetrieveBody, compiled: CompiledPolicy): void {
-    if (body.useMemory !== true) throw new Fallback("MEMORY_DISABLED");
-    if (typeof body.sessionId !== "string" || !ID_PATTERN.test(body.sessionId))
-      throw new Fallback("SESSION_INVALID");
-    const query = body.query ?? "";
-    if (query.trim().length === 0) throw new Fallback("INVALID_QUERY", "the query is blank");
-    const max = compiled.policy.retrieval.maxQueryChars;
-    if (query.length > max) throw new Fallback("INVALID_QUERY", `the query is longer than ${max} characters`);
-  }
-
+  /** The existence check and the search, under the policy's backend timeout; failures classified. */
   private async search(
+    turn: Turn,
     backend: Backend,
-    name: BackendName,
-    cooldownKey: string,
-    body: RetrieveBody,
-    compiled: CompiledPolicy,
     clientSignal: AbortSignal | undefined,
-  ): Promise<Candidate[]> {
+  ): Promise<{ candidates: Candidate[]; native?: NativeAnswer } | Halt> {
+    const { req, compiled, backend: name } = turn;
     const { policy } = compiled;
-    const timeoutMs = policy.timeouts.backendMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const timeout = AbortSignal.timeout(policy.timeouts.backendMs);
     const signal = clientSignal ? AbortSignal.any([timeout, clientSignal]) : timeout;
+    const limit = policy.retrieval.topK * policy.retrieval.overfetch;
     try {
-      const existenceKey = `${cooldownKey}:${body.userId}`;
-      let exists = this.deps.existence.get(existenceKey);
-      if (exists === undefined) {
-        exists = await raceSignal(backend.userExists(body.userId, { signal }), signal, name);
-        this.deps.existence.set(existenceKey, exists);
+      if (req.needs?.user !== false) {
+        const existenceKey = `${turn.cooldownKey}:${req.userId}`;
+        let exists = this.deps.existence.get(existenceKey);
+        if (exists === undefined) {
+          exists = await raceSignal(backend.userExists(req.userId, { signal }), signal, name);
+          this.deps.existence.set(existenceKey, exists);
+        }
+        if (!exists) return fallback("COLLECTION_NOT_FOUND");
       }
-      if (!exists) throw new Fallback("COLLECTION_NOT_FOUND");
-      return await raceSignal(
+      if (req.native !== undefined) {
+        if (backend.searchNative === undefined)
+          return fallback(UNAVAILABLE[name], "no such call on this backend");
+        const native = await raceSignal(
+          backend.searchNative({ native: req.native, limit, policy, signal }),
+          signal,
+          name,
+        );
+        return { candidates: native.candidates, native };
+      }
+      const candidates = await raceSignal(
         backend.search({
-          userId: body.userId,
-          query: body.query ?? "",
-          limit: policy.retrieval.topK * policy.retrieval.overfetch,
+          userId: req.userId,
+          query: req.query,
+          limit,
           searchType: policy.retrieval.searchType,
           policy,
           signal,
@@ -301,22 +383,69 @@ export class RetrievalService {
         signal,
         name,
       );
+      return { candidates };
     } catch (err) {
-      if (err instanceof Fallback) throw err;
       if (err instanceof BackendError) {
         if (err.kind === "rate_limited" && err.retryAfterMs)
-          await this.deps.cooldown.start(cooldownKey, err.retryAfterMs);
+          await this.deps.cooldown.start(turn.cooldownKey, err.retryAfterMs);
         this.deps.logger.warn({ backend: name, kind: err.kind, status: err.status }, "backend call failed");
-        throw new Fallback(codeForKind(err.kind, name), err.kind === "unavailable" ? err.message : undefined);
+        if (err.kind === "invalid_query" && err.response !== undefined && req.native !== undefined)
+          return { kind: "rejected", response: err.response };
+        return fallback(codeForKind(err.kind, name), err.kind === "unavailable" ? err.message : undefined);
       }
       this.deps.logger.error({ err, backend: name }, "backend adapter threw an unexpected error");
-      throw new Fallback(UNAVAILABLE[name]);
+      return fallback(UNAVAILABLE[name]);
     }
+  }
+
+  /** Step 6, respond: the outcome, with the request's own query time; a fallback becomes its declared action. */
+  private async respond(turn: Turn, halt: Halt): Promise<RetrievalOutcome> {
+    const queryTime = round(performance.now() - turn.started);
+    if (halt.kind === "payload") {
+      const { payload } = halt;
+      return { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, queryTime } } };
+    }
+    if (halt.kind !== "fallback") return halt;
+    const payload = await answerWithFallback(halt.code, halt.detail, {
+      compiled: turn.compiled,
+      userId: turn.req.userId,
+      backend: turn.backend,
+      cache: this.deps.cache,
+      cacheKey: turn.cacheKey,
+      queryTimeMs: () => performance.now() - turn.started,
+      explain: turn.explain,
+    });
+    const action = payload.metadata.fallback?.action ?? "skip";
+    return { kind: "fallback", code: halt.code, action, payload };
   }
 }
 
-function requireAdmin(principal: Principal, field: string): void {
-  if (!principal.scopes.has("admin")) throw new HttpProblem("FORBIDDEN", `${field}: needs the 'admin' scope`);
+/**
+ * A door's wire answer as kept with the payload: the sources of the kept memories only, their free text and the
+ * other fields redacted as the memories were, the `context` block redacted and fitted to the token budget.
+ */
+function renderable(
+  native: NativeAnswer,
+  payload: RetrievalPayload,
+  compiled: CompiledPolicy,
+): NativeRendering {
+  const { redactor } = compiled.ctx;
+  const sources: NativeRendering["sources"] = {};
+  for (const memory of payload.memories) {
+    const source = native.sources[memory.id];
+    if (source === undefined) continue;
+    sources[memory.id] = {
+      list: source.list,
+      item: redactDeep(source.item, redactor) as Record<string, unknown>,
+    };
+  }
+  const out: NativeRendering = {
+    sources,
+    echo: redactDeep(native.echo, redactor) as Record<string, unknown>,
+  };
+  if (native.context !== undefined) out.context = shapeText(native.context, compiled);
+  if (native.notes !== undefined) out.notes = native.notes;
+  return out;
 }
 
 function round(ms: number): number {

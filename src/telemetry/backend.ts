@@ -43,7 +43,7 @@ function observe<T>(
   );
 }
 
-/** The same backend, observed. `ping` (readiness probes, every few seconds) is passed through untraced. */
+/** The same backend, observed. `ping` (a reachability check; /readyz no longer calls it) is passed through untraced. */
 export function instrumentBackend(backend: Backend): Backend {
   const observed: Backend = {
     name: backend.name,
@@ -68,6 +68,22 @@ export function instrumentBackend(backend: Backend): Backend {
       ),
     ping: (opts) => backend.ping(opts),
   };
+  const native = backend.searchNative?.bind(backend);
+  if (native) {
+    observed.searchNative = (req) =>
+      observe(
+        backend,
+        "search",
+        () => native(req),
+        (span, answer) => {
+          span.setAttributes({
+            "memgate.backend.limit": req.limit,
+            "memgate.backend.native": req.native.kind,
+            "memgate.results.count": answer.candidates.length,
+          });
+        },
+      );
+  }
   const close = backend.close?.bind(backend);
   if (close) observed.close = close;
   return observed;

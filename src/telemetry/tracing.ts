@@ -15,9 +15,11 @@ import { performance } from "node:perf_hooks";
 import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import type { CacheLookup } from "../cache/types";
 import { HttpProblem } from "../http/errors";
-import type { PipelineObserver, RetrievalPayload } from "../pipeline";
+import type { PipelineObserver } from "../pipeline";
 import type { StageTrace } from "../pipeline/types";
 import { FALLBACK_CODES } from "../policy/schema";
+import type { RetrievalOutcome } from "../retrieval/outcome";
+import type { RetrievalPayload } from "../retrieval/payload";
 import { recordDedup, recordRetrieval } from "./metrics";
 import { hashUser } from "./redact";
 
@@ -33,6 +35,8 @@ export interface RetrievalSubject {
   userId: string;
   /** The query's length (never its text). */
   queryChars: number;
+  /** Which door asked: `retrieve` (/v1/retrieve, the CLI) or a drop-in door's call (`zep.graph.search`, …). */
+  door: string;
 }
 
 /** The fallback code an internal `Fallback` error carries (it has a `code` that is a FallbackCode). */
@@ -79,8 +83,8 @@ function payloadAttributes(payload: RetrievalPayload): Attributes {
  */
 export function traceRetrieval(
   subject: RetrievalSubject,
-  run: () => Promise<RetrievalPayload>,
-): Promise<RetrievalPayload> {
+  run: () => Promise<RetrievalOutcome>,
+): Promise<RetrievalOutcome> {
   const started = performance.now();
   return tracer().startActiveSpan("memgate.retrieve", async (span) => {
     if (span.isRecording()) {
@@ -88,13 +92,20 @@ export function traceRetrieval(
         "memgate.tenant": subject.tenantId,
         "memgate.user.hash": hashUser(subject.tenantId, subject.userId),
         "memgate.query.chars": subject.queryChars,
+        "memgate.door": subject.door,
       });
     }
     try {
-      const payload = await run();
-      recordRetrieval(payload.metadata, performance.now() - started);
-      if (span.isRecording()) span.setAttributes(payloadAttributes(payload));
-      return payload;
+      const outcome = await run();
+      if (outcome.kind === "payload" || outcome.kind === "fallback") {
+        recordRetrieval(outcome.payload.metadata, performance.now() - started);
+        if (span.isRecording()) span.setAttributes(payloadAttributes(outcome.payload));
+      } else if (outcome.kind === "refused") {
+        span.setAttribute("memgate.error.code", outcome.code);
+      } else {
+        span.setAttribute("memgate.upstream.status", outcome.response.status);
+      }
+      return outcome;
     } catch (err) {
       markError(span, err);
       throw err;

@@ -2,7 +2,7 @@
  * Upstream answers are read with a bound (src/backends/body.ts): an upstream that sends bytes without end —
  * misbehaving or hostile — costs at most MAX_UPSTREAM_BODY_BYTES of memory, and the call fails as the
  * backend's "unavailable" (so the policy's fallback answers), on the Zep and OpenMemory adapters and on the
- * compat routes' own upstream calls alike.
+ * drop-in doors' own (native) searches alike.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,7 +10,6 @@ import { MAX_UPSTREAM_BODY_BYTES } from "../../src/backends/body";
 import { createOpenMemoryBackend } from "../../src/backends/openmemory";
 import { BackendError } from "../../src/backends/types";
 import { createZepBackend } from "../../src/backends/zep";
-import { callUpstream } from "../../src/compat/upstream";
 import { makePolicy } from "../helpers/items";
 
 /** Stops by itself after this much, so a reader without a bound cannot run the test forever. */
@@ -85,15 +84,38 @@ describe("an upstream answer without end", () => {
     }
   });
 
-  test("compat routes' upstream call: a failed answer (the route's unavailable fallback)", async () => {
-    const answer = await callUpstream({
-      url: `${origin}/api/v2/graph/search`,
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: "{}",
-      signal: AbortSignal.timeout(20_000),
-    });
-    expect(answer).toEqual({ kind: "failed", reason: "answer too large" });
+  test("Zep door's native search: unavailable, and the read stops at the bound", async () => {
+    const zep = createZepBackend({ apiKey: "k", baseUrl: `${origin}/api/v2` });
+    const err = await zep
+      .searchNative?.({
+        native: { kind: "zep.graph.search", body: { user_id: "u-1", query: "q" }, setLimit: true },
+        limit: 10,
+        policy: makePolicy(),
+        signal: AbortSignal.timeout(20_000),
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BackendError);
+    expect((err as BackendError).kind).toBe("unavailable");
+    expect((err as BackendError).message).toContain("answer too large");
     await expectCutOff();
+  });
+
+  test("OpenMemory door's native search: unavailable, and the read stops at the bound", async () => {
+    const om = createOpenMemoryBackend({ baseUrl: origin, apiKey: "k", userScoping: "user_id" });
+    try {
+      const err = await om
+        .searchNative?.({
+          native: { kind: "openmemory.query", body: { query: "q" }, userId: undefined, extras: {} },
+          limit: 10,
+          policy: makePolicy(),
+          signal: AbortSignal.timeout(20_000),
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BackendError);
+      expect((err as BackendError).kind).toBe("unavailable");
+      await expectCutOff();
+    } finally {
+      await om.close?.();
+    }
   });
 });

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { main } from "../../src/cli/main";
-import type { RetrievalPayload } from "../../src/pipeline";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
+import type { RetrievalPayload } from "../../src/retrieval/payload";
 
 const ROOT = resolve(__dirname, "../..");
 const EXAMPLE_POLICY = join(ROOT, "examples", "replay-policy.yaml");

@@ -10,7 +10,7 @@ import {
   type ExtraFacts,
   pickVersions,
   type WithFacts,
-} from "../../src/compat/openmemory/extras";
+} from "../../src/backends/openmemory/extras";
 import { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
 import { type Gateway, KEYS, startGateway } from "./gateway";
 

@@ -4,13 +4,13 @@
  * behaviour (`truncate`, no fill) stays the default.
  */
 import fc from "fast-check";
-import { withTopK } from "../../src/compat/policy";
 import { runPipeline } from "../../src/pipeline";
 import { budgetStage } from "../../src/pipeline/stages/budget";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 import type { Candidate } from "../../src/pipeline/types";
 import { compilePolicy } from "../../src/policy/compile";
 import type { PolicyInput } from "../../src/policy/schema";
+import { withTopK } from "../../src/retrieval/policy";
 import { makeCandidate, makeItem, makePolicy } from "../helpers/items";
 
 const approx = {

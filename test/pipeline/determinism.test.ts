@@ -8,10 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { buildPayload, runPipeline } from "../../src/pipeline";
+import { runPipeline } from "../../src/pipeline";
 import { replayInputSchema } from "../../src/pipeline/candidate";
 import { compilePolicy } from "../../src/policy/compile";
 import { parsePolicyText } from "../../src/policy/load";
+import { buildPayload } from "../../src/retrieval/payload";
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, "../..");

@@ -3,7 +3,7 @@
  * The per-stage properties live next to each stage's tests; these check what only the composition can break.
  */
 import fc from "fast-check";
-import { buildPayload, type PipelineResult, runPipeline } from "../../src/pipeline";
+import { type PipelineResult, runPipeline } from "../../src/pipeline";
 import { luhn } from "../../src/pipeline/redaction/luhn";
 import { normalizeAndHash } from "../../src/pipeline/text/hash";
 import type { Candidate, MemoryType, Redactor, Role } from "../../src/pipeline/types";
@@ -18,6 +18,7 @@ import {
   TOKENIZERS,
   type TokenizerName,
 } from "../../src/policy/schema";
+import { buildPayload } from "../../src/retrieval/payload";
 
 // ---- contents ------------------------------------------------------------------------------------------
 

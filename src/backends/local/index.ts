@@ -1,7 +1,15 @@
 import type { Candidate } from "../../pipeline/types";
-import { type Backend, BackendError, type CallOptions, type SearchRequest } from "../types";
+import {
+  type Backend,
+  BackendError,
+  type CallOptions,
+  type NativeAnswer,
+  type NativeSearchRequest,
+  type SearchRequest,
+} from "../types";
+import { toCandidate } from "./candidate";
 import { loadMemoriesFile, validateRecords } from "./load";
-import type { MemoryRecord } from "./schema";
+import { localSurface } from "./openmemory";
 import { MemoryStore, type StoreOptions } from "./store";
 
 /**
@@ -21,6 +29,14 @@ export class LocalBackend extends MemoryStore implements Backend {
       this.searchUser(req.userId, req.query, req.searchType, req.limit).map(({ record, score }) =>
         toCandidate(record, score),
       ),
+    );
+  }
+
+  /** The OpenMemory door's `/memory/query` over this store, in OpenMemory's wire format (./openmemory.ts). */
+  async searchNative(req: NativeSearchRequest): Promise<NativeAnswer> {
+    const { searchType } = req.policy.retrieval;
+    return guard(req.signal, "search", () =>
+      localSurface(this).query(req.native, { limit: req.limit, searchType }),
     );
   }
 
@@ -54,23 +70,6 @@ function guard<T>(signal: AbortSignal, what: string, run: () => T): T {
   }
 }
 
-/** A stored record as a search candidate (also used by the OpenMemory surface over the local store). */
-export function toCandidate(record: MemoryRecord, score: number): Candidate {
-  const candidate: Candidate = {
-    id: record.id,
-    content: record.content,
-    score,
-    timestamp: record.timestamp,
-    sessionId: record.sessionId,
-    type: record.type,
-    backend: "local",
-    sourceId: record.id,
-  };
-  if (record.messageId !== undefined) candidate.messageId = record.messageId;
-  if (record.role !== undefined) candidate.role = record.role;
-  return candidate;
-}
-
 export interface LocalBackendConfig {
   /** JSONL file of memories (MEMGATE_LOCAL_DATA). */
   dataFile: string;
@@ -92,6 +91,7 @@ export function createLocalBackendFromRecords(
   return new LocalBackend(validateRecords(records), opts);
 }
 
+export { toCandidate } from "./candidate";
 export { LocalDataError, type LocalDataErrorCode, loadMemoriesFile, parseMemoriesJsonl } from "./load";
 export type { MemoryRecord, MemoryRecordInput, NewMemory } from "./schema";
 export { type ListOptions, type ListPage, type LocalStore, MemoryStore, type StoreOptions } from "./store";

@@ -29,12 +29,18 @@
 import { Agent, request } from "undici";
 import type { Candidate } from "../../pipeline/types";
 import { readBoundedText } from "../body";
-import { type Backend, BackendError, type CallOptions, type SearchRequest } from "../types";
+import {
+  type Backend,
+  BackendError,
+  type CallOptions,
+  type NativeSearchRequest,
+  type SearchRequest,
+} from "../types";
 import { errorFromResponse, errorFromThrown, malformedBody, type ResponseHeaders } from "./errors";
 import { parseQueryBody, toCandidates } from "./map";
+import { OPENMEMORY_MAX_K, openMemoryNativeQuery } from "./native";
 
-/** The server's cap on `k`. */
-export const OPENMEMORY_MAX_K = 200;
+export { OPENMEMORY_MAX_K };
 /** The server's cap on the query length. Longer queries are rejected here, without a round trip. */
 export const OPENMEMORY_MAX_QUERY_CHARS = 8192;
 
@@ -112,7 +118,21 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
     } catch (err) {
       throw errorFromThrown(op, err, init.signal);
     }
-    if (status < 200 || status > 299) throw errorFromResponse(op, status, text, resHeaders);
+    if (status < 200 || status > 299) {
+      const err = errorFromResponse(op, status, text, resHeaders);
+      if (err.kind !== "invalid_query") throw err;
+      // The caller's own request refused: a drop-in door hands this answer back to its SDK as it came.
+      const type =
+        resHeaders instanceof Headers ? resHeaders.get("content-type") : resHeaders["content-type"];
+      const contentType = Array.isArray(type) ? (type[0] ?? null) : (type ?? null);
+      throw new BackendError({
+        kind: "invalid_query",
+        backend: "openmemory",
+        status,
+        message: err.message,
+        response: { status, contentType, body: text },
+      });
+    }
     try {
       return { status, json: JSON.parse(text) };
     } catch {
@@ -175,6 +195,13 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
       const matches = parseQueryBody(res.json);
       if (!Array.isArray(matches)) throw malformedBody("query", matches.malformed, res.status);
       return toCandidates(matches, limit);
+    },
+
+    /** The drop-in door's `/memory/query` in OpenMemory's wire format (./native.ts), with the user's key. */
+    searchNative(req: NativeSearchRequest) {
+      const userId = req.native.kind === "openmemory.query" ? req.native.userId : undefined;
+      const key = userId === undefined ? cfg.apiKey : keyFor(userId);
+      return openMemoryNativeQuery((op, init) => call(op, { ...init, key }), req.native, req);
     },
 
     async userExists(_userId: string, _opts: CallOptions): Promise<boolean> {

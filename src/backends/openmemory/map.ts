@@ -41,6 +41,7 @@
  * `last_seen_at` on every match is rejected as a whole (the adapter reports the backend unavailable).
  */
 import type { Candidate, MemoryType } from "../../pipeline/types";
+import { isRecord } from "../json";
 
 /** Slope that makes the logistic curve track the standard normal CDF within 0.01. */
 export const LOGISTIC_SCALE = 1.702;
@@ -73,10 +74,6 @@ export interface OpenMemoryMatch {
 }
 
 const MAX_EPOCH_MS = 8.64e15;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /**
  * Validates a `POST /memory/query` 200 body. Returns the matches, or a short reason (never containing any of

@@ -21,7 +21,12 @@
 import { ZepError, ZepTimeoutError } from "@getzep/zep-cloud";
 import { BackendError, type BackendErrorKind } from "../types";
 
-export type ZepOperation = "graph.search" | "user.get" | "project.get";
+export type ZepOperation =
+  | "graph.search"
+  | "user.get"
+  | "project.get"
+  | "thread.get_user_context"
+  | "thread.add_messages";
 
 /** Thrown by the mapper when a 200 answer does not have the documented shape. */
 export class ZepMalformedResponseError extends Error {
@@ -69,7 +74,7 @@ export function parseRetryAfterMs(headers: unknown, now: number = Date.now()): n
   return undefined;
 }
 
-function kindForStatus(status: number): BackendErrorKind {
+export function kindForStatus(status: number): BackendErrorKind {
   if (status === 404) return "not_found";
   if (status === 429) return "rate_limited";
   if (status === 400 || status === 413 || status === 414 || status === 422) return "invalid_query";

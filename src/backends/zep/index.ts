@@ -8,11 +8,12 @@
  * The SDK's transport is replaced by ./fetcher.ts (its timers outlive failed calls); the rest is the SDK's.
  */
 import { ZepClient } from "@getzep/zep-cloud";
-import type { Backend, CallOptions, SearchRequest } from "../types";
+import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
 import { BackendError } from "../types";
 import { toBackendError } from "./errors";
 import { zepFetcher } from "./fetcher";
 import { type ScopeAnswer, toCandidates, ZEP_MAX_LIMIT, type ZepScope } from "./map";
+import { zepNativeSearch } from "./native";
 
 export interface ZepBackendConfig {
   apiKey: string;
@@ -93,6 +94,11 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
       } catch (err) {
         throw toBackendError(err, "graph.search");
       }
+    },
+
+    /** The drop-in door's own calls, in Zep's wire format (./native.ts). */
+    searchNative(req: NativeSearchRequest) {
+      return zepNativeSearch(cfg, req.native, req);
     },
 
     async userExists(userId: string, opts: CallOptions) {

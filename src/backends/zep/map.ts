@@ -62,6 +62,7 @@ import type { Zep } from "@getzep/zep-cloud";
 import { compareIds } from "../../pipeline/order";
 import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
 import type { Policy } from "../../policy/schema";
+import { isRecord } from "../json";
 import { ZepMalformedResponseError } from "./errors";
 
 export type ZepScope = Policy["zep"]["scopes"][number];
@@ -129,10 +130,6 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const optStr = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function scopeList(scope: ZepScope, results: Zep.GraphSearchResults): ReadonlyArray<Record<string, unknown>> {
   if (!isRecord(results)) throw new ZepMalformedResponseError("the answer is not an object");

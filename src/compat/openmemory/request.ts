@@ -1,6 +1,6 @@
 /**
  * The body of `POST /memory/query` on the OpenMemory surface: OpenMemory's own fields (`query` 1–8192 chars,
- * `k` 1–200, default 8, `user_id`, `filters`), plus seed 003's extras (./extras.ts), which a client sends as
+ * `k` 1–200, default 8, `user_id`, `filters`), plus seed 003's extras (src/backends/openmemory/extras.ts), which a client sends as
  *
  *     { "query": "...", "k": 10,
  *       "filters": { "tags": ["file_ingest", "docs"] },          // AND
@@ -9,15 +9,16 @@
  *
  * (`openmemory-js`: `client.query(q, { k, filters: { tags }, ...{ as_of, version_strategy } })`; its `query`
  * sends every option it is given). Unknown fields pass through to the upstream untouched; the extras do not
- * (OpenMemory has no tag filter and would ignore them anyway).
+ * (OpenMemory has no tag filter and would ignore them anyway): they apply in the backend
+ * (src/backends/openmemory/extras.ts).
  *
  * A malformed body gets 400 in OpenMemory's own error shape `{"error":"invalid_input","details":[...]}`.
  */
 import { z } from "zod";
-import { type Extras, VERSION_STRATEGIES } from "./extras";
+import { type Extras, VERSION_STRATEGIES } from "../../backends/openmemory/extras";
+import { OPENMEMORY_MAX_K } from "../../backends/openmemory/native";
 
 export const OPENMEMORY_DEFAULT_K = 8;
-export const OPENMEMORY_MAX_K = 200;
 
 const asOf = z.union([z.number(), z.string()]).transform((v, ctx) => {
   const ms = typeof v === "number" ? v : /(Z|[+-]\d{2}:?\d{2})$/i.test(v.trim()) ? Date.parse(v) : Number.NaN;

@@ -17,26 +17,44 @@
  */
 import { type Request, type Response, Router } from "express";
 import { z } from "zod";
+import {
+  type Answer,
+  DEFAULT_USER,
+  type LocalOpenMemory,
+  localSurface,
+} from "../../backends/local/openmemory";
+import type { BackendConfig } from "../../backends/types";
 import { HttpProblem } from "../../http/errors";
 import { jsonBody } from "../../http/middleware";
 import { rateLimitKey } from "../../http/rate-limit";
-import type { FallbackCode } from "../../policy/schema";
+import type { RetrievalPayload } from "../../retrieval/payload";
 import { authenticate, principalOf, requireScope } from "../../tenants/auth";
 import type { CompatDeps } from "../deps";
-import { callSignal, markFallback, markPolicy, resolvePolicy } from "../policy";
+import { serveRetrieval } from "../door";
 import { joinUrl, proxy } from "../proxy";
-import { passThrough } from "../upstream";
-import { type Answer, type LocalOpenMemory, localSurface } from "./local";
-import { parseQuery } from "./request";
-import { type ShapedQuery, shapeQuery } from "./shape";
-import { credentialOf, fetchSize, type OpenMemoryConfig, queryUpstream } from "./upstream";
+import { type OpenMemoryQuery, parseQuery } from "./request";
 
 const OPENMEMORY_PATHS = ["/memory", "/users", "/health", "/sectors"];
 const BODY_LIMIT = "1mb";
 export const TAG_FALLBACK_HEADER = "x-memgate-tag-fallback";
 export const AS_OF_FALLBACK_HEADER = "x-memgate-as-of-fallback";
 
+type OpenMemoryConfig = NonNullable<BackendConfig["openmemory"]>;
 type Target = { kind: "upstream"; om: OpenMemoryConfig } | { kind: "local"; surface: LocalOpenMemory };
+
+function credentialOf(om: OpenMemoryConfig): Record<string, string> {
+  return om.apiKey === undefined || om.apiKey === "" ? {} : { "x-api-key": om.apiKey };
+}
+
+/** OpenMemory's answer `{ query, matches[] }` from a payload: each kept match as it came, `content` and `score` shaped. */
+function queryAnswer(q: OpenMemoryQuery, payload: RetrievalPayload): Record<string, unknown> {
+  const native = payload.native;
+  const matches = payload.memories.flatMap((memory) => {
+    const source = native?.sources[memory.id];
+    return source === undefined ? [] : [{ ...source.item, content: memory.content, score: memory.score }];
+  });
+  return { ...native?.echo, query: q.query, matches };
+}
 
 const addSchema = z.looseObject({
   content: z.string({ error: "expected string" }).min(1).max(200_000),
@@ -82,55 +100,29 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
     requireScope("retrieve"),
     ...jsonBody(BODY_LIMIT),
     async function openMemoryQuery(req, res) {
-      const principal = principalOf(res);
       const target = targetOf(res);
-      const compiled = resolvePolicy(req, principal, deps.policies, deps.logger);
-      markPolicy(res, compiled);
       const parsed = parseQuery(req.body);
       if (!parsed.ok)
         return send(res, { status: 400, body: { error: "invalid_input", details: parsed.details } });
       const q = parsed.value;
-      const answerEmpty = (code: FallbackCode, detail: string) => {
-        deps.logger.warn(
-          { backend: target.kind, tenant: principal.tenant.id, code, detail },
-          "openmemory compat fallback",
-        );
-        markFallback(res, compiled, code);
-        res.json({ query: q.query, matches: [] });
+      const render = (payload: RetrievalPayload) => {
+        if (payload.native?.notes?.includes("tag-fallback")) res.setHeader(TAG_FALLBACK_HEADER, "true");
+        if (payload.native?.notes?.includes("as-of-fallback")) res.setHeader(AS_OF_FALLBACK_HEADER, "true");
+        return queryAnswer(q, payload);
       };
-      const max = compiled.policy.retrieval.maxQueryChars;
-      if (q.query.length > max) return answerEmpty("INVALID_QUERY", `query longer than ${max} characters`);
-
-      let shaped: ShapedQuery;
-      if (target.kind === "local") {
-        try {
-          shaped = target.surface.query(q, compiled);
-        } catch (err) {
-          deps.logger.error({ err }, "local OpenMemory query failed");
-          return answerEmpty("LOCAL_UNAVAILABLE", "local search failed");
-        }
-      } else {
-        const k = fetchSize(q, compiled.policy.retrieval.overfetch);
-        const upstream = await queryUpstream(target.om, q, k, callSignal(res, compiled));
-        if (upstream.kind === "pass") return passThrough(res, upstream.answer);
-        if (upstream.kind === "fallback") return answerEmpty(upstream.code, upstream.detail);
-        try {
-          shaped = shapeQuery(upstream.matches, q, compiled, {
-            backend: "openmemory",
-            topK: q.k,
-            echo: upstream.echo,
-          });
-        } catch (err) {
-          deps.logger.error(
-            { err, policy: compiled.policy.name },
-            "policy pipeline failed (openmemory compat)",
-          );
-          return answerEmpty("POLICY_FAILED", "the policy failed");
-        }
-      }
-      if (shaped.tagFallback) res.setHeader(TAG_FALLBACK_HEADER, "true");
-      if (shaped.asOfFallback) res.setHeader(AS_OF_FALLBACK_HEADER, "true");
-      res.json(shaped.body);
+      await serveRetrieval(
+        req,
+        res,
+        deps,
+        {
+          userId: q.userId ?? DEFAULT_USER,
+          query: q.query,
+          backend: target.kind === "local" ? "local" : "openmemory",
+          topK: q.k,
+          native: { kind: "openmemory.query", body: q.upstreamBody, userId: q.userId, extras: q.extras },
+        },
+        { answer: render, empty: () => ({ query: q.query, matches: [] }) },
+      );
     },
   );
 

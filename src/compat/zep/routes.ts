@@ -1,33 +1,42 @@
 /**
  * Zep Cloud v3 under `/api/v2` (CONTRACT §7): `ZepClient({ apiKey: <memgate key>, baseUrl: "http://<gateway>/api/v2" })`.
  *
- * | route                                 | scope      | what happens                                                   |
- * |---------------------------------------|------------|----------------------------------------------------------------|
- * | `POST /api/v2/graph/search`           | `retrieve` | Zep's answer shaped by the tenant's policy (./search.ts)       |
- * | `GET /api/v2/threads/{id}/context`    | `retrieve` | redaction and the token budget on `context` (./text.ts)        |
- * | any other `/api/v2/*`                 | `proxy`    | streamed to the tenant's Zep unchanged (../proxy.ts)           |
+ * | route (SDK call)                                          | scope      | what happens                              |
+ * |-----------------------------------------------------------|------------|-------------------------------------------|
+ * | `POST /api/v2/graph/search` (`graph.search`, every scope) | `retrieve` | the retrieval core, Zep's answer shaped   |
+ * | `GET /api/v2/threads/{id}/context` (`thread.getUserContext`, `templateId` …) | `retrieve` | the core; `context` redacted and fitted to the budget |
+ * | `POST /api/v2/threads/{id}/messages` (`thread.addMessages`) | `proxy`  | written unchanged; with `return_context` the returned `context` is shaped |
+ * | any other `/api/v2/*`                                     | `proxy`    | streamed to the tenant's Zep unchanged (../proxy.ts) |
  *
- * Upstream calls carry the tenant's Zep key (`Authorization: Api-Key <tenant key>`), never the caller's.
- * On the two shaped routes a failing Zep gives the policy's fallback (an empty answer in Zep's shape, marked
- * `x-memgate-fallback`), never a 5xx; the caller's own refused request (Zep 400/413/414/422) comes back as Zep
- * sent it (see ../upstream.ts). A tenant without a Zep backend gets 403 on every route.
+ * The two retrieval routes go through the retrieval core like /v1/retrieve (../door.ts): the tenant's policy
+ * (or `x-memgate-policy`), the per-user limit, the payload cache and its stale `cache` fallback, single-flight,
+ * the backend cooldown (Zep's `Retry-After`), the breaker, bulkhead and retry, spans and metrics. Zep's `limit`
+ * (1–50, default 10) is the policy's topK for the request. Upstream calls carry the tenant's Zep key, never the
+ * caller's. A failing Zep gives the policy's fallback in Zep's shape (marked `x-memgate-fallback`), never a 5xx;
+ * the caller's own refused request (Zep 400/413/414/422) comes back as Zep sent it. A tenant without a Zep
+ * backend gets 403 on every route.
  */
 import { type Request, Router } from "express";
+import { BackendError } from "../../backends/types";
+import { askedLimit, zepExchange } from "../../backends/zep/native";
 import { HttpProblem } from "../../http/errors";
 import { jsonBody } from "../../http/middleware";
+import { refusalProblem, sendUpstream } from "../../http/outcome";
 import { rateLimitKey } from "../../http/rate-limit";
-import type { FallbackCode } from "../../policy/schema";
+import { shapeText } from "../../retrieval/text";
 import { authenticate, principalOf, requireScope } from "../../tenants/auth";
 import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
-import { callSignal, markFallback, markPolicy, resolvePolicy } from "../policy";
+import { isRecord, POLICY_HEADER, serveRetrieval } from "../door";
 import { joinUrl, proxy } from "../proxy";
-import { callUpstream, isRecord, judge, passThrough } from "../upstream";
-import { emptySearchAnswer, planSearch, shapeSearch } from "./search";
-import { shapeContext } from "./text";
+import { contextAnswer, emptySearchAnswer, searchAnswer } from "./render";
 
 /** Zep search bodies are small, but `search_filters` may carry uuid lists (max 256 each). */
 const SEARCH_BODY_LIMIT = "256kb";
+/** `thread.addMessages`: at most 30 messages of at most 4,096 characters each in Zep; room for metadata. */
+const MESSAGES_BODY_LIMIT = "1mb";
+/** Longest a write waits for Zep (it is not a retrieval: no policy timeout applies). */
+const WRITE_TIMEOUT_MS = 30_000;
 
 function zepOf(principal: Principal): { apiKey: string; baseUrl: string } {
   const zep = principal.tenant.backends.zep;
@@ -35,24 +44,16 @@ function zepOf(principal: Principal): { apiKey: string; baseUrl: string } {
   return zep;
 }
 
-function zepHeaders(apiKey: string, hasBody: boolean): Record<string, string> {
-  const headers: Record<string, string> = { authorization: `Api-Key ${apiKey}`, accept: "application/json" };
-  if (hasBody) headers["content-type"] = "application/json";
-  return headers;
-}
-
-function queryString(req: Request): string {
-  const at = req.originalUrl.indexOf("?");
-  return at < 0 ? "" : req.originalUrl.slice(at);
+/** The caller's query parameters, as they came (`template_id`, `min_rating`, …). */
+function paramsOf(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.query)) if (typeof v === "string") out[k] = v;
+  return out;
 }
 
 export function zepRoutes(deps: CompatDeps): Router {
   const router = Router();
   const auth = [authenticate(deps.tenants), rateLimitKey(deps.keyLimits)];
-
-  function logFallback(code: FallbackCode, detail: string, principal: Principal): void {
-    deps.logger.warn({ backend: "zep", tenant: principal.tenant.id, code, detail }, "zep compat fallback");
-  }
 
   router.post(
     "/api/v2/graph/search",
@@ -60,39 +61,27 @@ export function zepRoutes(deps: CompatDeps): Router {
     requireScope("retrieve"),
     ...jsonBody(SEARCH_BODY_LIMIT),
     async function zepGraphSearch(req, res) {
-      const principal = principalOf(res);
-      const zep = zepOf(principal);
-      const compiled = resolvePolicy(req, principal, deps.policies, deps.logger);
-      markPolicy(res, compiled);
+      zepOf(principalOf(res));
       if (!isRecord(req.body)) throw new HttpProblem("VALIDATION_FAILED", "body: must be a JSON object");
-      const plan = planSearch(req.body, compiled);
-      const answerEmpty = (code: FallbackCode, detail: string) => {
-        logFallback(code, detail, principal);
-        markFallback(res, compiled, code);
-        res.json(emptySearchAnswer(plan));
-      };
-      const max = compiled.policy.retrieval.maxQueryChars;
-      if (plan.query.length > max) return answerEmpty("INVALID_QUERY", `query longer than ${max} characters`);
-
-      const answer = await callUpstream({
-        url: `${zep.baseUrl.replace(/\/+$/, "")}/graph/search`,
-        method: "POST",
-        headers: zepHeaders(zep.apiKey, true),
-        body: JSON.stringify(plan.upstreamBody),
-        signal: callSignal(res, compiled),
-      });
-      const verdict = judge(answer, "zep");
-      if (verdict.kind === "pass") return passThrough(res, answer);
-      if (verdict.kind === "fallback") return answerEmpty(verdict.code, verdict.detail);
-      let shaped: ReturnType<typeof shapeSearch>;
-      try {
-        shaped = shapeSearch(verdict.json, plan, compiled);
-      } catch (err) {
-        deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed (zep compat)");
-        return answerEmpty("POLICY_FAILED", "the policy failed");
-      }
-      if (shaped === undefined) return answerEmpty("ZEP_UNAVAILABLE", "malformed search answer");
-      res.json(shaped.body);
+      const body = req.body;
+      const owner = typeof body.user_id === "string" && body.user_id !== "" ? body.user_id : undefined;
+      const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
+      const topK = askedLimit(body);
+      await serveRetrieval(
+        req,
+        res,
+        deps,
+        {
+          userId: owner ?? (graph === undefined ? "unknown" : `graph:${graph}`),
+          query: typeof body.query === "string" ? body.query : "",
+          backend: "zep",
+          ...(topK === undefined ? {} : { topK }),
+          native: { kind: "zep.graph.search", body, setLimit: topK !== undefined },
+          // A graph search (no user) has no user collection to check; Zep's 404 still says "no such graph".
+          needs: { user: owner !== undefined },
+        },
+        { answer: searchAnswer, empty: () => emptySearchAnswer(body.scope ?? "edges") },
+      );
     },
   );
 
@@ -101,32 +90,52 @@ export function zepRoutes(deps: CompatDeps): Router {
     ...auth,
     requireScope("retrieve"),
     async function zepThreadContext(req, res) {
+      zepOf(principalOf(res));
+      const threadId = String(req.params.threadId);
+      await serveRetrieval(
+        req,
+        res,
+        deps,
+        {
+          userId: `thread:${threadId}`,
+          query: "",
+          backend: "zep",
+          native: { kind: "zep.thread.context", threadId, params: paramsOf(req) },
+          needs: { user: false, query: false },
+        },
+        { answer: contextAnswer, empty: () => ({ context: "" }) },
+      );
+    },
+  );
+
+  router.post(
+    "/api/v2/threads/:threadId/messages",
+    ...auth,
+    requireScope("proxy"),
+    ...jsonBody(MESSAGES_BODY_LIMIT),
+    async function zepAddMessages(req, res) {
       const principal = principalOf(res);
       const zep = zepOf(principal);
-      const compiled = resolvePolicy(req, principal, deps.policies, deps.logger);
-      markPolicy(res, compiled);
-      const answerEmpty = (code: FallbackCode, detail: string) => {
-        logFallback(code, detail, principal);
-        markFallback(res, compiled, code);
-        res.json({ context: "" });
-      };
+      const asked = req.get(POLICY_HEADER)?.trim();
+      const compiled = deps.retrieval.policyFor(principal, { policy: asked, policyField: POLICY_HEADER });
+      if ("kind" in compiled) throw refusalProblem(compiled);
       const threadId = String(req.params.threadId);
-      const answer = await callUpstream({
-        url: `${zep.baseUrl.replace(/\/+$/, "")}/threads/${encodeURIComponent(threadId)}/context${queryString(req)}`,
-        method: "GET",
-        headers: zepHeaders(zep.apiKey, false),
-        signal: callSignal(res, compiled),
-      });
-      const verdict = judge(answer, "zep");
-      if (verdict.kind === "pass") return passThrough(res, answer);
-      if (verdict.kind === "fallback") return answerEmpty(verdict.code, verdict.detail);
-      if (!isRecord(verdict.json)) return answerEmpty("ZEP_UNAVAILABLE", "malformed context answer");
-      const { context } = verdict.json;
-      res.json(
-        typeof context === "string"
-          ? { ...verdict.json, context: shapeContext(context, compiled).text }
-          : verdict.json,
-      );
+      let answer: Awaited<ReturnType<typeof zepExchange>>;
+      try {
+        answer = await zepExchange(zep, "thread.add_messages", {
+          method: "POST",
+          path: `/threads/${encodeURIComponent(threadId)}/messages`,
+          body: req.body,
+          signal: AbortSignal.timeout(WRITE_TIMEOUT_MS),
+        });
+      } catch (err) {
+        const reason = err instanceof BackendError ? err.message : "Zep could not be reached";
+        throw new HttpProblem("UPSTREAM_UNREACHABLE", reason);
+      }
+      res.setHeader(POLICY_HEADER, `${compiled.policy.name}@${compiled.policy.version}`);
+      const returned = answer.status >= 200 && answer.status < 300 ? parseObject(answer.body) : undefined;
+      if (returned === undefined || typeof returned.context !== "string") return sendUpstream(res, answer);
+      res.status(answer.status).json({ ...returned, context: shapeText(returned.context, compiled) });
     },
   );
 
@@ -141,4 +150,13 @@ export function zepRoutes(deps: CompatDeps): Router {
   });
 
   return router;
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -5,10 +5,11 @@ import { authenticate, requireScope } from "../../tenants/auth";
 import type { TenantDirectory } from "../../tenants/types";
 import { HttpProblem } from "../errors";
 import { jsonBody } from "../middleware";
+import { refusalProblem, sendUpstream } from "../outcome";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 import { describeZodError } from "../validation";
 
-/** POST /v1/retrieve (CONTRACT §2). */
+/** POST /v1/retrieve (CONTRACT §2): the body as a retrieval request to the core, the outcome as JSON. */
 export function retrieveRoute(deps: {
   tenants: TenantDirectory;
   retrieval: RetrievalService;
@@ -32,8 +33,29 @@ export function retrieveRoute(deps: {
       };
       res.on("close", onClose);
       try {
-        const payload = await deps.retrieval.retrieve(principal, parsed.data, controller.signal);
-        res.json(payload);
+        const body = parsed.data;
+        const outcome = await deps.retrieval.retrieve({
+          principal,
+          userId: body.userId,
+          query: body.query ?? "",
+          policy: body.policy,
+          overrides: body.overrides,
+          explain: body.explain,
+          backend: body.backend,
+          turn: { sessionId: body.sessionId, useMemory: body.useMemory },
+          signal: controller.signal,
+        });
+        switch (outcome.kind) {
+          case "payload":
+          case "fallback":
+            res.json(outcome.payload);
+            return;
+          case "refused":
+            throw refusalProblem(outcome);
+          case "rejected":
+            sendUpstream(res, outcome.response);
+            return;
+        }
       } finally {
         res.off("close", onClose);
       }

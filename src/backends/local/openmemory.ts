@@ -1,7 +1,7 @@
 /**
- * The OpenMemory surface served from the embedded local backend (src/backends/local), so the demo works with
- * the `openmemory-js` client and no other server. Used when a tenant has no `openmemory` backend but has
- * `local` (./routes.ts).
+ * The OpenMemory wire view of the embedded local store, so the demo works with the `openmemory-js` client and no
+ * other server. Used by the OpenMemory door (src/compat/openmemory) when a tenant has no `openmemory` backend but
+ * has `local`.
  *
  * Mapping between OpenMemory's wire format and the local store:
  * - `add`: `user_id` (default `"default"`) → userId; `tags` → tags; the sector is `metadata.sector` when it is
@@ -11,16 +11,24 @@
  *   the process lifetime (as are memories added at run time: the JSONL file is never written).
  * - items: `created_at` = `updated_at` = `last_seen_at` = the record's timestamp (epoch ms); `salience` 0.5 and
  *   `decay_lambda` 0 (the local store has neither); `version` 1.
- * - query: the user's BM25 search (score normalized by the local backend), then seed 003's extras and the
- *   policy, as for an upstream OpenMemory (./shape.ts).
+ * - query (the door's native search, through the retrieval core like every search): the user's BM25 search
+ *   (score normalized by the local backend), then seed 003's extras, as for an upstream OpenMemory
+ *   (../openmemory/native.ts).
  */
-import { type LocalBackend, LocalDataError, type MemoryRecord, toCandidate } from "../../backends/local";
-import { sectorToType } from "../../backends/openmemory/map";
+
 import type { MemoryType } from "../../pipeline/types";
-import type { CompiledPolicy } from "../../policy/compile";
-import { createdMsOf, docIdOf } from "./extras";
-import { OPENMEMORY_MAX_K, type OpenMemoryQuery } from "./request";
-import { DEFAULT_USER, type Match, type ShapedQuery, shapeQuery } from "./shape";
+import type { Policy } from "../../policy/schema";
+import { createdMsOf, docIdOf } from "../openmemory/extras";
+import { sectorToType } from "../openmemory/map";
+import { answerOf, fetchSize, type NativeMatch, OPENMEMORY_MAX_K } from "../openmemory/native";
+import type { NativeAnswer, NativeSearch } from "../types";
+import { toCandidate } from "./candidate";
+import { LocalDataError } from "./load";
+import type { MemoryRecord } from "./schema";
+import type { MemoryStore } from "./store";
+
+/** The user a query without `user_id` acts for on the local store (OpenMemory's own default). */
+export const DEFAULT_USER = "default";
 
 export const SECTORS = ["episodic", "semantic", "procedural", "emotional", "reflective"] as const;
 const TYPE_SECTOR: Record<MemoryType, string> = {
@@ -43,7 +51,7 @@ export interface AddBody {
 export class LocalOpenMemory {
   private readonly metadata = new Map<string, Record<string, unknown>>();
 
-  constructor(private readonly store: LocalBackend) {}
+  constructor(private readonly store: MemoryStore) {}
 
   add(body: AddBody): Answer {
     const meta = body.metadata ?? {};
@@ -106,11 +114,16 @@ export class LocalOpenMemory {
     };
   }
 
-  query(q: OpenMemoryQuery, compiled: CompiledPolicy): ShapedQuery {
-    const { searchType, overfetch } = compiled.policy.retrieval;
-    const k = Math.min(q.k * overfetch, OPENMEMORY_MAX_K);
-    const hits = this.store.searchUser(q.userId ?? DEFAULT_USER, q.query, searchType, k);
-    const matches: Match[] = hits.map(({ record, score }) => {
+  /** `POST /memory/query` as a native search: the user's BM25 hits → the extras (see the top of this file). */
+  query(
+    native: NativeSearch,
+    opts: { limit: number; searchType: Policy["retrieval"]["searchType"] },
+  ): NativeAnswer {
+    if (native.kind !== "openmemory.query") throw new Error(`the local store cannot answer ${native.kind}`);
+    const k = Math.min(fetchSize(opts.limit, native.extras), OPENMEMORY_MAX_K);
+    const query = typeof native.body.query === "string" ? native.body.query : "";
+    const hits = this.store.searchUser(native.userId ?? DEFAULT_USER, query, opts.searchType, k);
+    const matches: NativeMatch[] = hits.map(({ record, score }) => {
       const meta = this.metadata.get(record.id);
       const item = this.item(record);
       const raw = {
@@ -130,7 +143,7 @@ export class LocalOpenMemory {
       };
       return { candidate: toCandidate(record, score), facts, raw };
     });
-    return shapeQuery(matches, q, compiled, { backend: "local", topK: Math.min(q.k, OPENMEMORY_MAX_K) });
+    return answerOf(matches, native.extras, { query });
   }
 
   private records(userId: string | undefined): MemoryRecord[] {
@@ -167,10 +180,10 @@ function sectorOf(meta: Record<string, unknown>, type: MemoryType): string {
   return asked ?? TYPE_SECTOR[type];
 }
 
-const surfaces = new WeakMap<LocalBackend, LocalOpenMemory>();
+const surfaces = new WeakMap<MemoryStore, LocalOpenMemory>();
 
 /** The one OpenMemory surface of a local store (its metadata lives as long as the store). */
-export function localSurface(store: LocalBackend): LocalOpenMemory {
+export function localSurface(store: MemoryStore): LocalOpenMemory {
   let surface = surfaces.get(store);
   if (surface === undefined) {
     surface = new LocalOpenMemory(store);

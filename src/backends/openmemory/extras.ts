@@ -22,7 +22,7 @@
  * `created_at`. Without any of the three fields a query behaves exactly as OpenMemory's own.
  */
 import type { Candidate } from "../../pipeline/types";
-import { isRecord } from "../upstream";
+import { isRecord } from "../json";
 
 export const VERSION_STRATEGIES = ["latest", "earliest", "longest", "score"] as const;
 export type VersionStrategy = (typeof VERSION_STRATEGIES)[number];

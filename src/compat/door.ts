@@ -1,0 +1,102 @@
+/**
+ * What every drop-in door does around the retrieval core: read the optional `x-memgate-policy` header, hand the
+ * request to the core, and render its outcome in the SDK's wire shape. A door only parses its wire request and
+ * renders; policy, limits, cache, single-flight, cooldown, existence, resilience, spans and metrics are the
+ * core's (src/retrieval/service.ts), the same as on /v1/retrieve.
+ *
+ * Rendering an outcome:
+ * - payload (a miss or a cache hit) → the door's shaped answer; `x-memgate-cache: miss|hit`.
+ * - fallback → `x-memgate-fallback: <CODE>; action=<action>` and, when the `cache` action served a stored
+ *   payload, that payload in the door's shape (`x-memgate-cache: hit|stale`), else the door's empty answer.
+ *   Never a 5xx for a failing backend.
+ * - refused (policy not allowed / unknown, `overrides` without admin) → problem+json 403 / 400.
+ * - rejected (the upstream refused the caller's own request: Zep 400/413/414/422, OpenMemory 400) → its answer,
+ *   status and body as it came, so the SDK raises its own error.
+ * Every answer of the core names its policy: `x-memgate-policy: <name>@<version>`.
+ */
+import type { Request, Response } from "express";
+import { refusalProblem, sendUpstream } from "../http/outcome";
+import type { Logger } from "../logging/logger";
+import type { RetrievalPayload } from "../retrieval/payload";
+import type { RetrievalRequest, RetrievalService } from "../retrieval/service";
+import { principalOf } from "../tenants/auth";
+
+export const POLICY_HEADER = "x-memgate-policy";
+export const FALLBACK_HEADER = "x-memgate-fallback";
+export const CACHE_HEADER = "x-memgate-cache";
+
+export interface DoorRendering {
+  /** The shaped answer from a payload (a served one, or a cached one a `cache` fallback serves). */
+  answer(payload: RetrievalPayload): unknown;
+  /** The answer when nothing is served (skip / empty fallbacks). */
+  empty(): unknown;
+}
+
+export type DoorRequest = Omit<RetrievalRequest, "principal" | "policy" | "policyField" | "signal">;
+
+/** Aborted when the client goes away before its answer is written. */
+function clientSignal(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** One retrieval through the core, answered in the door's shape (see the top of this file). */
+export async function serveRetrieval(
+  req: Request,
+  res: Response,
+  deps: { retrieval: RetrievalService; logger: Logger },
+  request: DoorRequest,
+  render: DoorRendering,
+): Promise<void> {
+  const principal = principalOf(res);
+  const asked = req.get(POLICY_HEADER)?.trim();
+  const outcome = await deps.retrieval.retrieve({
+    ...request,
+    principal,
+    ...(asked === undefined ? {} : { policy: asked }),
+    policyField: POLICY_HEADER,
+    signal: clientSignal(res),
+  });
+  switch (outcome.kind) {
+    case "refused":
+      throw refusalProblem(outcome);
+    case "rejected":
+      sendUpstream(res, outcome.response);
+      return;
+    case "payload": {
+      const { payload } = outcome;
+      markPayload(res, payload);
+      res.json(render.answer(payload));
+      return;
+    }
+    case "fallback": {
+      const { payload } = outcome;
+      markPayload(res, payload);
+      res.setHeader(FALLBACK_HEADER, `${outcome.code}; action=${outcome.action}`);
+      deps.logger.warn(
+        {
+          backend: payload.metadata.backend,
+          tenant: principal.tenant.id,
+          code: outcome.code,
+          action: outcome.action,
+          door: request.native?.kind,
+        },
+        "drop-in door fallback",
+      );
+      const served = outcome.action === "cache" && payload.native !== undefined;
+      res.json(served ? render.answer(payload) : render.empty());
+      return;
+    }
+  }
+}
+
+function markPayload(res: Response, payload: RetrievalPayload): void {
+  const { policy, cache } = payload.metadata;
+  res.setHeader(POLICY_HEADER, `${policy.name}@${policy.version}`);
+  res.setHeader(CACHE_HEADER, cache);
+}
+
+export { isRecord } from "../backends/json";

@@ -1,0 +1,89 @@
+/**
+ * The answer of a retrieval (CONTRACT §2 `memories`, `metadata`, `systemPrompt`, `trace`), as every door gets it
+ * from the retrieval core and as the payload cache keeps it. Built from a pipeline result (the pure stages in
+ * src/pipeline know nothing of it); `native` carries what a drop-in door needs to answer in its SDK's shape.
+ */
+import type { NativeSource } from "../backends/types";
+import type { PipelineResult } from "../pipeline";
+import type { MemoryEntry, StageTrace } from "../pipeline/types";
+import type { CompiledPolicy } from "../policy/compile";
+
+export type CacheStatus = "hit" | "miss" | "stale" | "bypass";
+
+export interface FallbackInfo {
+  code: string;
+  action: "skip" | "empty" | "cache";
+  message: string;
+}
+
+/** CONTRACT §2 `metadata`. */
+export interface RetrievalMetadata {
+  queryTime: number;
+  totalResults: number;
+  includedResults: number;
+  totalTokens: number;
+  appliedFilters: string[];
+  config: { topK: number; clipSentences: number; maxTokens: number; searchType: string; minScore: number };
+  policy: { name: string; version: number; hash: string };
+  backend: string;
+  cache: CacheStatus;
+  fallback: FallbackInfo | null;
+}
+
+export interface RetrievalPayload {
+  memories: MemoryEntry[];
+  metadata: RetrievalMetadata;
+  systemPrompt: string;
+  trace?: StageTrace[];
+  /** A drop-in door's search only (never sent on /v1/retrieve): what the door renders its answer from. */
+  native?: NativeRendering;
+}
+
+/** The parts of an upstream's wire answer a door needs, redacted by the policy as the memories are. */
+export interface NativeRendering {
+  /** The original wire item of each kept memory, by memory id. */
+  sources: Record<string, NativeSource>;
+  /** A text block of the answer (Zep's `context`), redacted and fitted to the token budget. */
+  context?: string;
+  /** The answer's other top-level fields. */
+  echo: Record<string, unknown>;
+  notes?: string[];
+}
+
+export function configOf(compiled: CompiledPolicy): RetrievalMetadata["config"] {
+  const { topK, clipSentences, maxTokens, searchType, minScore } = compiled.policy.retrieval;
+  return { topK, clipSentences, maxTokens, searchType, minScore };
+}
+
+export interface PayloadExtras {
+  backend: string;
+  cache: CacheStatus;
+  queryTimeMs: number;
+  explain?: boolean;
+}
+
+/** Assembles the CONTRACT §2 payload from a pipeline result. */
+export function buildPayload(
+  result: PipelineResult,
+  compiled: CompiledPolicy,
+  extras: PayloadExtras,
+): RetrievalPayload {
+  const payload: RetrievalPayload = {
+    memories: result.memories,
+    metadata: {
+      queryTime: Math.round(extras.queryTimeMs * 100) / 100,
+      totalResults: result.totalResults,
+      includedResults: result.memories.length,
+      totalTokens: result.totalTokens,
+      appliedFilters: result.appliedFilters,
+      config: configOf(compiled),
+      policy: { name: compiled.policy.name, version: compiled.policy.version, hash: compiled.hash },
+      backend: extras.backend,
+      cache: extras.cache,
+      fallback: null,
+    },
+    systemPrompt: result.systemPrompt,
+  };
+  if (extras.explain) payload.trace = result.trace;
+  return payload;
+}

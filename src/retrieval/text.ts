@@ -1,0 +1,38 @@
+/**
+ * Policy effects on text that is not a memory of its own: a context block an upstream answers beside its results
+ * (Zep's `context` of a thread, of a graph search, of `thread.addMessages` with `return_context`), and the
+ * free-text fields of a drop-in door's original result items.
+ */
+import { fitToTokens } from "../pipeline/stages/budget";
+import type { Redactor } from "../pipeline/types";
+import type { CompiledPolicy } from "../policy/compile";
+
+/**
+ * Redaction (when the policy enables it), then the strict token budget (`retrieval.maxTokens`, the policy's
+ * tokenizer, "..." counted) on one context block. No clipping: a context block is not one memory. A block whose
+ * first word does not fit becomes "".
+ */
+export function shapeText(text: string, compiled: CompiledPolicy): string {
+  const { redactor, tokenizer } = compiled.ctx;
+  const redacted = redactor.enabled ? redactor.redact(text).text : text;
+  const { maxTokens } = compiled.policy.retrieval;
+  if (tokenizer.count(redacted) <= maxTokens) return redacted;
+  return fitToTokens(redacted, maxTokens, tokenizer) ?? "";
+}
+
+/** Keys whose values are identifiers, timestamps or enums, never free text: left as they are. */
+const NOT_TEXT =
+  /(^|_)(uuid|uuids|at|id|ids|type|labels|episodes|role|score|relevance|rank|sector|sectors|path)$/;
+
+/** Every string leaf of a JSON value run through the redactor (object keys kept; identifier-like keys skipped). */
+export function redactDeep(value: unknown, redactor: Redactor): unknown {
+  if (!redactor.enabled) return value;
+  if (typeof value === "string") return redactor.redact(value).text;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v, redactor));
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = NOT_TEXT.test(k) ? v : redactDeep(v, redactor);
+    return out;
+  }
+  return value;
+}
