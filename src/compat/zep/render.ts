@@ -15,6 +15,8 @@ import type { RetrievalPayload } from "../../retrieval/payload";
 export function searchAnswer(payload: RetrievalPayload): Record<string, unknown> {
   const native = payload.native;
   const body: Record<string, unknown> = { ...native?.echo };
+  // Fresh lists: the payload (and its echo) may be the cache's own object, shared by every later hit.
+  for (const list of ZEP_LIST_NAMES) if (Array.isArray(body[list])) body[list] = [];
   for (const memory of payload.memories) {
     const source = native?.sources[memory.id];
     const list = ZEP_LIST_NAMES.find((l) => l === source?.list);
