@@ -79,9 +79,13 @@ describe("Zep SDK through the gateway", () => {
       .post("/api/v2/threads/t-1/messages")
       .reply(function (uri, body) {
         record("POST").call(this, uri, body);
-        return [200, JSON.stringify({ message_uuids: ["m-1"] }), { "Content-Type": "application/json" }];
+        const answer: Record<string, unknown> = { message_uuids: ["m-1"] };
+        if ((body as { return_context?: boolean }).return_context === true)
+          answer.context = `FACTS: Ana's card is ${CARD}. ${"She moved to Lisbon last spring. ".repeat(30)}`;
+        return [200, JSON.stringify(answer), { "Content-Type": "application/json" }];
       })
       .get("/api/v2/threads/t-1/context")
+      .query(true)
       .reply(function (uri, body) {
         record("GET").call(this, uri, body);
         const context = `FACTS: Ana's card is ${CARD}. ${"She likes long walks on the beach. ".repeat(30)}`;
@@ -149,6 +153,36 @@ describe("Zep SDK through the gateway", () => {
     expect(approxTokens([context])).toBeLessThanOrEqual(100);
     expect(context.endsWith("...")).toBe(true);
     expect(extra.find((r) => r.method === "GET")?.headers.authorization).toBe(`Api-Key ${ZEP_FAKE_API_KEY}`);
+  });
+
+  test("thread.getUserContext with templateId: forwarded, shaped, and cached by the core", async () => {
+    const first = await client().thread.getUserContext("t-1", { templateId: "tpl-1" }, once);
+    expect(first.context).toContain("[REDACTED]");
+    expect(approxTokens([first.context ?? ""])).toBeLessThanOrEqual(100);
+    const gets = () => extra.filter((r) => r.method === "GET");
+    expect(gets()).toHaveLength(1);
+    expect(gets()[0]?.path).toBe("/api/v2/threads/t-1/context?template_id=tpl-1");
+    const again = await client()
+      .thread.getUserContext("t-1", { templateId: "tpl-1" }, once)
+      .withRawResponse();
+    expect(again.data.context).toBe(first.context);
+    expect(again.rawResponse.headers.get("x-memgate-cache")).toBe("hit");
+    expect(gets()).toHaveLength(1);
+    // Another template is another entry.
+    await client().thread.getUserContext("t-1", { templateId: "tpl-2" }, once);
+    expect(gets()).toHaveLength(2);
+  });
+
+  test("thread.addMessages with returnContext: written unchanged, the returned context shaped", async () => {
+    const messages = [{ role: "user" as const, name: "Ana", content: "I moved to Lisbon." }];
+    const res = await client().thread.addMessages("t-1", { messages, returnContext: true }, once);
+    expect(res.messageUuids).toEqual(["m-1"]);
+    expect(res.context).toContain("[REDACTED]");
+    expect(res.context).not.toContain(CARD);
+    expect(approxTokens([res.context ?? ""])).toBeLessThanOrEqual(100);
+    const [sent] = extra.filter((r) => r.method === "POST");
+    expect(sent?.body).toEqual({ messages, return_context: true });
+    expect(sent?.headers.authorization).toBe(`Api-Key ${ZEP_FAKE_API_KEY}`);
   });
 
   test("thread.addMessages is proxied unchanged with the tenant's Zep key", async () => {
