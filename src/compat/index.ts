@@ -2,7 +2,7 @@
  * Drop-in compatibility (CONTRACT §7): existing Zep and OpenMemory clients keep their SDKs and change only the
  * base URL. Zep v3 lives under `/api/v2` (./zep), OpenMemory at the root (`/memory/*`, `/users/*`, `/health`,
  * `/sectors`; ./openmemory). Neither touches `/v1/*`, `/healthz`, `/readyz` or `/metrics`.
- * How a client adopts memgate: docs/adopting.md.
+ * How a client adopts memgate: README.md, "Adopting memgate"; the request path: docs/request-lifecycle.md.
  */
 import { Router } from "express";
 import type { CompatDeps } from "./deps";

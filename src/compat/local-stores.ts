@@ -3,7 +3,7 @@ import type { BackendFactories } from "../backends/registry";
 
 /**
  * The embedded local stores by data file, as the backend factories built them, for the OpenMemory surface
- * (src/compat/openmemory/local.ts), which needs the store's own operations (add, get, delete, list) besides
+ * (src/backends/local/openmemory.ts), which needs the store's own operations (add, get, delete, list) besides
  * the `Backend` interface. The instances are the ones /v1/retrieve searches (captured before any wrapping,
  * e.g. telemetry), so a memory added through the OpenMemory API is found by /v1/retrieve too.
  */
