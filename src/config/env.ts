@@ -32,14 +32,19 @@ export const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9:_.-]{0,64}$/, "must be 0–64 of A-Z a-z 0-9 : _ . - (e.g. memgate:)")
     .default("memgate:"),
-  /** Default per-API-key request rate, `<points>/<seconds>` (a key's `rateLimit` in the tenants file wins). */
+  /**
+   * Default per-API-key request rate, `<points>/<seconds>` (a key's `rateLimit` in the tenants file wins). A key
+   * belongs to an application, not a person, so the default is sized for one application's traffic (100/s on
+   * average over a minute): it stops a runaway client or a leaked key, not normal use. Per-user limits are the
+   * policies' `rateLimit.perUser`.
+   */
   MEMGATE_KEY_RATE_LIMIT: z
     .string()
-    .regex(/^[1-9][0-9]{0,6}\/[1-9][0-9]{0,5}$/, 'must be "<requests>/<seconds>", e.g. 600/60')
-    .default("600/60")
+    .regex(/^[1-9][0-9]{0,6}\/[1-9][0-9]{0,5}$/, 'must be "<requests>/<seconds>", e.g. 6000/60')
+    .default("6000/60")
     .transform((v) => {
       const [points, seconds] = v.split("/").map(Number);
-      return { points: points ?? 600, durationSeconds: seconds ?? 60 };
+      return { points: points ?? 6000, durationSeconds: seconds ?? 60 };
     }),
   MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
   MEMGATE_TENANTS_FILE: z.string().min(1).optional(),

@@ -36,7 +36,7 @@ describe("rate limits on Redis", () => {
     expect(limited.headers.ratelimit).toMatch(/^"key";r=0;t=(59|60)$/);
     // Another key of the same tenant has its own budget (the env default).
     const other = await post(h, body(), KEYS.acmeOps).expect(200);
-    expect(other.headers["ratelimit-policy"]).toBe('"key";q=600;w=60');
+    expect(other.headers["ratelimit-policy"]).toBe('"key";q=6000;w=60');
     // The counters live in Redis under the prefix, with the key id hashed.
     const keys = await keysUnder(admin(), `${PREFIX}rl:key:`);
     expect(keys.length).toBe(2);
