@@ -21,7 +21,7 @@ export interface AppServices {
   policies: PolicyRegistry;
   retrieval: RetrievalService;
   readiness: Readiness;
-  /** Set during graceful shutdown: new requests get 503 with Retry-After. */
+  /** Set during graceful shutdown: new requests get 503 with Retry-After; /readyz answers 503 "draining". */
   lifecycle?: { shuttingDown: boolean };
   // --- redis/rate limits: per-API-key limit, applied right after authenticate (src/http/rate-limit.ts) ---
   keyLimits?: KeyLimits;
@@ -37,9 +37,11 @@ export function createApp(services: AppServices): Express {
   app.use(securityHeaders()); // helmet: nosniff, no framing, strict CSP, … on every answer
   app.use(requestId());
   app.use(accessLog(services.logger));
-  app.use(function refuseWhenShuttingDown(_req, res, next) {
+  app.use(function refuseWhenShuttingDown(req, res, next) {
     if (services.lifecycle?.shuttingDown) {
       res.setHeader("connection", "close");
+      // /readyz answers for itself: 503 with `status: "draining"`, so a prober sees why (src/http/routes/ops.ts).
+      if (req.path === "/readyz" && (req.method === "GET" || req.method === "HEAD")) return next();
       next(new HttpProblem("SHUTTING_DOWN", "the gateway is shutting down; retry", { "retry-after": "1" }));
       return;
     }

@@ -23,7 +23,7 @@ export interface ResilienceOptions {
     ratio: number;
     window: number;
     minimumCalls: number;
-    /** How long it stays open before one call (or a readiness ping) is let through as the half-open probe. */
+    /** How long it stays open before the next call is let through as the half-open probe. */
     halfOpenAfterMs: number;
   };
   bulkhead: {

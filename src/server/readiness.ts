@@ -1,7 +1,8 @@
 import type { BackendProvider } from "../backends/registry";
-import { BackendError } from "../backends/types";
 import type { ReadinessCheck } from "../http/routes/ops";
 import type { PolicyRegistry } from "../policy/registry-types";
+import { BACKEND_NAMES, type BackendName } from "../policy/schema";
+import { type CircuitStatus, ResilientBackend } from "../resilience";
 import type { TenantDirectory } from "../tenants/types";
 
 export interface ReadinessDeps {
@@ -10,22 +11,57 @@ export interface ReadinessDeps {
   backends: BackendProvider;
   /** Extra checks (e.g. Redis), added by the capabilities that need them. */
   extra?: Array<() => Promise<ReadinessCheck>>;
-  pingTimeoutMs?: number;
-  /** Probes come every few seconds from orchestrators: results are reused this long. */
+  /** Probes come every few seconds from orchestrators: the extra checks' results are reused this long. */
   cacheMs?: number;
   now?: () => number;
 }
 
+/** One backend instance's circuit, as seen by one tenant that uses it. */
+export interface CircuitReading {
+  backend: BackendName;
+  tenant: string;
+  state: CircuitStatus;
+}
+
 /**
- * CONTRACT §6 /readyz: policies loaded (every tenant's default among them), Redis and every configured backend
- * reachable. Each failing check names what is not ready.
+ * The circuit of every backend instance built so far, once per tenant that uses it (a local store shared by
+ * several tenants is read once per tenant). Instances never used are absent: nothing is built or called here.
+ */
+export function readCircuits(tenants: TenantDirectory, backends: BackendProvider): CircuitReading[] {
+  const out: CircuitReading[] = [];
+  for (const tenant of tenants.tenants()) {
+    for (const name of BACKEND_NAMES) {
+      const backend = backends.built(tenant, name);
+      if (backend instanceof ResilientBackend)
+        out.push({ backend: name, tenant: tenant.id, state: backend.circuit() });
+    }
+  }
+  return out;
+}
+
+/**
+ * CONTRACT §6 /readyz: can this process serve? Not ready (503) only when it cannot: a tenant's default policy is
+ * missing, or no policy is loaded. (Draining is answered by the route itself, src/http/routes/ops.ts.)
+ *
+ * Everything else is *degraded* (200): a backend whose circuit is open or half-open (its fallback answers) and the
+ * extra checks (Redis down: cache bypassed, in-process limits). Taking every replica out of rotation because a
+ * backend or Redis is down would turn a partial outage into a full one, and would not help: every replica shares
+ * the same backends. Backends are not pinged: their state is what their circuit breakers learned from real calls,
+ * so a probe costs no backend call, however many tenants there are.
  */
 export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessCheck[]> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? 2000;
   let last: { at: number; checks: Promise<ReadinessCheck[]> } | undefined;
 
-  const run = async (): Promise<ReadinessCheck[]> => {
+  const extras = (): Promise<ReadinessCheck[]> => {
+    const t = now();
+    if (!last || t - last.at > cacheMs)
+      last = { at: t, checks: Promise.all((deps.extra ?? []).map((check) => check())) };
+    return last.checks;
+  };
+
+  return async () => {
     const checks: ReadinessCheck[] = [];
     const { policies } = deps.policies.list();
     const missing = new Set<string>();
@@ -37,37 +73,20 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessChe
         ? { name: "policies", ok: true, detail: `${policies.length} loaded` }
         : { name: "policies", ok: false, detail: `missing: ${[...missing].join(", ") || "none loaded"}` },
     );
-    const seen = new Set<string>();
-    const pings: Array<Promise<ReadinessCheck>> = [];
-    for (const tenant of deps.tenants.tenants()) {
-      for (const name of ["local", "zep", "openmemory"] as const) {
-        const backend = deps.backends.get(tenant, name);
-        if (!backend) continue;
-        const label = name === "local" ? "backend:local" : `backend:${name}:${tenant.id}`;
-        if (seen.has(label)) continue;
-        seen.add(label);
-        pings.push(
-          backend
-            .then((b) => b.ping({ signal: AbortSignal.timeout(deps.pingTimeoutMs ?? 1000) }))
-            .then(
-              (): ReadinessCheck => ({ name: label, ok: true }),
-              (err: unknown): ReadinessCheck =>
-                // A backend that rate-limits the probe is reachable: taking pods out of rotation would not help.
-                err instanceof BackendError && err.kind === "rate_limited"
-                  ? { name: label, ok: true, detail: "rate limited" }
-                  : { name: label, ok: false, detail: err instanceof Error ? err.message : "unreachable" },
-            ),
-        );
-      }
+    // Read fresh on every probe (no I/O): a circuit that just opened shows at once.
+    const circuits = readCircuits(deps.tenants, deps.backends);
+    const closed = circuits.filter((c) => c.state === "closed").length;
+    checks.push({ name: "backends", ok: true, detail: `${closed} of ${circuits.length} circuits closed` });
+    for (const c of circuits) {
+      if (c.state === "closed") continue;
+      checks.push({
+        name: `backend:${c.backend}:${c.tenant}`,
+        ok: false,
+        degraded: true,
+        detail: c.state === "open" ? `${c.backend} circuit open` : `${c.backend} circuit half-open (probing)`,
+      });
     }
-    checks.push(...(await Promise.all(pings)));
-    for (const extra of deps.extra ?? []) checks.push(await extra());
+    checks.push(...(await extras()));
     return checks;
-  };
-
-  return () => {
-    const t = now();
-    if (!last || t - last.at > cacheMs) last = { at: t, checks: run() };
-    return last.checks;
   };
 }

@@ -17,11 +17,11 @@ import { resilienceFromEnv, resilientBackends } from "../resilience";
 import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
 import { instrumentFactories } from "../telemetry/backend";
-import { recordPolicyEvent } from "../telemetry/metrics";
+import { observeCircuits, recordPolicyEvent } from "../telemetry/metrics";
 import { devDirectory } from "../tenants/directory";
 import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
-import { createReadiness } from "./readiness";
+import { createReadiness, readCircuits } from "./readiness";
 import { createSharedState } from "./shared-state";
 
 export const DEFAULT_TENANTS_FILE = "config/tenants.yaml";
@@ -117,7 +117,9 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     overrides: new OverrideCache(),
     logger,
   });
+  // /readyz and the `backend.circuit_state` gauge read the breakers of the instances built so far (no ping).
   const readiness = createReadiness({ tenants, policies, backends, extra: shared.readiness });
+  const stopCircuitGauge = observeCircuits(() => readCircuits(tenants, backends));
   return {
     logger,
     tenants,
@@ -132,6 +134,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     ...(shared.redis === undefined ? {} : { redis: shared.redis }),
     lifecycle: { shuttingDown: false },
     async close() {
+      stopCircuitGauge();
       policies.close();
       await shared.flights.idle(); // cache writes and lock releases still on their way
       await backends.close();

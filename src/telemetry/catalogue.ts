@@ -87,6 +87,13 @@ export const METRICS = {
     description: "Requests refused by a rate limit, by scope (key, user, backend)",
     unit: "{request}",
   },
+  circuitState: {
+    otel: "backend.circuit_state",
+    prometheus: "memgate_backend_circuit_state",
+    description:
+      "Circuit breaker state of each backend instance in use, by backend and tenant: 0 closed, 1 half-open, 2 open",
+    unit: "1",
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 /** OpenTelemetry name → Prometheus name, for the `/metrics` serializer. */

@@ -1,7 +1,8 @@
 /**
  * memgate's instruments, through the OpenTelemetry metrics API (no-op until an SDK registers a MeterProvider).
  * Labels are low-cardinality by construction: backend, policy name, cache result, fallback code/action,
- * operation, outcome, scope. Never a user id, key, tenant-supplied string or query.
+ * operation, outcome, scope, and (on the circuit gauge only) the tenant id from the operator's tenants file.
+ * Never a user id, key, tenant-supplied string or query.
  */
 import {
   type Attributes,
@@ -11,8 +12,8 @@ import {
   metrics,
   type ObservableResult,
 } from "@opentelemetry/api";
-import type { RetrievalMetadata } from "../pipeline";
 import type { RegistryEvent } from "../policy/registry";
+import type { RetrievalMetadata } from "../retrieval/payload";
 import { METRICS } from "./catalogue";
 import { SlidingHitRate } from "./hit-rate";
 
@@ -44,6 +45,21 @@ interface Instruments {
 /** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
 export const cacheHitWindow = new SlidingHitRate();
 
+/** A circuit breaker's state (src/resilience: `ResilientBackend.circuit()`). */
+export type CircuitStateName = "closed" | "half_open" | "open";
+
+/** The `backend.circuit_state` gauge's encoding: the higher, the less the backend is called. */
+export const CIRCUIT_STATE_VALUES: Readonly<Record<CircuitStateName, number>> = {
+  closed: 0,
+  half_open: 1,
+  open: 2,
+};
+
+/** Reads the circuits of the backend instances in use, one entry per tenant and backend. */
+export type CircuitSource = () => Iterable<{ backend: string; tenant: string; state: CircuitStateName }>;
+
+const circuitSources = new Set<CircuitSource>();
+
 function create(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(METER_NAME);
   const histogram = (spec: (typeof METRICS)[keyof typeof METRICS], buckets: number[]) =>
@@ -62,6 +78,19 @@ function create(provider: MeterProvider): Instruments {
   hitRate.addCallback((result: ObservableResult) => {
     const ratio = cacheHitWindow.ratio();
     if (ratio !== undefined) result.observe(ratio);
+  });
+
+  // One series per tenant and backend instance in use (a tenant id comes from the operator's tenants file, so
+  // the count is bounded by tenants × 3); an instance never used has none.
+  const circuits = meter.createObservableGauge(METRICS.circuitState.otel, {
+    description: METRICS.circuitState.description,
+    unit: METRICS.circuitState.unit,
+  });
+  circuits.addCallback((result: ObservableResult) => {
+    for (const source of circuitSources) {
+      for (const c of source())
+        result.observe(CIRCUIT_STATE_VALUES[c.state], { backend: c.backend, tenant: c.tenant });
+    }
   });
 
   const instruments: Instruments = {
@@ -125,6 +154,18 @@ export function recordBackendCall(
   elapsedMs: number,
 ): void {
   instruments().backendLatency.record(elapsedMs, { backend, operation, outcome });
+}
+
+/**
+ * Feeds the `backend.circuit_state` gauge from `source`, read at each collection (a scrape of /metrics, an OTLP
+ * export). Returns the function that stops it (the services closed).
+ */
+export function observeCircuits(source: CircuitSource): () => void {
+  circuitSources.add(source);
+  instruments(); // the gauge exists from the first scrape, before any retrieval made the instruments
+  return () => {
+    circuitSources.delete(source);
+  };
 }
 
 export function recordRateLimitRejection(scope: RateLimitScope): void {

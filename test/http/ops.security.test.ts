@@ -55,27 +55,30 @@ describe("operations endpoints — security", () => {
       expect(text).not.toContain(s);
   });
 
-  test("/readyz names what is not ready without leaking secrets, keys or upstream answers", async () => {
+  test("/readyz names a degraded backend without leaking secrets, keys or upstream answers", async () => {
     const zep = h.zep.acme;
     if (zep === undefined) throw new Error("no fake Zep");
-    zep.ping = async () => {
-      throw new BackendError({
-        kind: "unavailable",
-        backend: "zep",
-        status: 401,
-        message: "Zep ping failed: HTTP 401",
-        cause: new Error("upstream said: bad key zep-secret-acme"),
-      });
-    };
+    const failure = new BackendError({
+      kind: "unavailable",
+      backend: "zep",
+      status: 401,
+      message: "Zep failed: HTTP 401 upstream said: bad key zep-secret-acme",
+      cause: new Error("upstream said: bad key zep-secret-acme"),
+    });
+    zep.script = { kind: "error", error: failure };
+    for (let i = 0; i < 5; i++) await retrieve(KEYS.acmeChat).expect(200); // opens acme's Zep circuit
     const res = await request(h.app).get("/readyz");
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("degraded");
     expect(res.body.checks).toContainEqual({
       name: "backend:zep:acme",
       ok: false,
-      detail: "Zep ping failed: HTTP 401",
+      degraded: true,
+      detail: "zep circuit open",
     });
     const text = res.text;
-    for (const s of [...SECRETS, ...Object.values(KEYS), "upstream said"]) expect(text).not.toContain(s);
+    for (const s of [...SECRETS, ...Object.values(KEYS), "upstream said", "u-secret-user", QUERY])
+      expect(text).not.toContain(s);
     // Only the documented fields: name, ok, degraded, detail.
     for (const check of res.body.checks) {
       for (const field of Object.keys(check)) expect(["name", "ok", "degraded", "detail"]).toContain(field);

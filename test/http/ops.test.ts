@@ -23,26 +23,26 @@ describe("operations endpoints", () => {
     await request(h.app).get("/healthz").expect(200, { status: "ok" });
   });
 
-  test("/readyz: ready when policies are loaded and backends answer; 503 naming the one that does not", async () => {
+  test("/readyz: ready when policies are loaded; backends are not pinged, a failing ping changes nothing", async () => {
     h = await makeHarness();
     const ready = await request(h.app).get("/readyz").expect(200);
     expect(ready.body.status).toBe("ready");
-    expect(ready.body.checks.map((c: { name: string }) => c.name)).toEqual(
-      expect.arrayContaining(["policies", "backend:zep:acme", "backend:openmemory:acme", "backend:local"]),
-    );
+    expect(ready.body.checks.map((c: { name: string }) => c.name)).toEqual(["policies", "backends"]);
+    expect(ready.body.checks).toContainEqual({
+      name: "backends",
+      ok: true,
+      detail: "4 of 4 circuits closed",
+    });
     const zep = h.zep.acme;
     if (!zep) throw new Error("no fake");
+    let pings = 0;
     zep.ping = async () => {
+      pings++;
       throw new BackendError({ kind: "unavailable", backend: "zep", message: "Zep ping failed: HTTP 503" });
     };
-    await new Promise((r) => setTimeout(r, 2100)); // readiness results are reused for 2 s
-    const notReady = await request(h.app).get("/readyz").expect(503);
-    expect(notReady.body.status).toBe("not_ready");
-    expect(notReady.body.checks).toContainEqual({
-      name: "backend:zep:acme",
-      ok: false,
-      detail: "Zep ping failed: HTTP 503",
-    });
+    const still = await request(h.app).get("/readyz").expect(200);
+    expect(still.body.status).toBe("ready");
+    expect(pings).toBe(0);
   });
 
   test("a policy edited on disk while the server runs is served at once; a bad edit is rejected", async () => {

@@ -111,7 +111,7 @@ describe("ResilientBackend — circuit breaker", () => {
     expect(inner.searchCalls).toBe(6);
   });
 
-  test("readiness: ping reports the open circuit, and after the wait is itself the probe that closes it", async () => {
+  test("ping reports the open circuit, and after the wait is itself the probe that closes it", async () => {
     const { inner, backend } = rig({ ...noRetry, breaker: { halfOpenAfterMs: 100 } });
     let pings = 0;
     inner.ping = async () => {
@@ -123,7 +123,7 @@ describe("ResilientBackend — circuit breaker", () => {
     const err = await rejection(backend.ping({ signal: AbortSignal.timeout(500) }));
     expect(err.message).toBe("zep circuit open");
     expect(pings).toBe(1);
-    // No traffic reaches a replica taken out of rotation: the readiness probe must be able to close it.
+    // After the wait, the ping is the half-open probe (like any call): a success closes the circuit.
     await sleep(120);
     await backend.ping({ signal: AbortSignal.timeout(500) });
     expect(pings).toBe(2);

@@ -7,8 +7,9 @@ import { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
 
 /**
  * Graceful shutdown of the real binary (`node bin/memgate.js serve`), proven end to end: a slow OpenMemory is
- * answering request A when SIGTERM arrives; request B, arriving afterwards on the same keep-alive connection,
- * is refused with 503 problem+json and Retry-After; A still finishes with its 200; the process exits 0.
+ * answering requests A and A2 (two keep-alive connections) when SIGTERM arrives; request B, arriving afterwards
+ * on A's connection, is refused with 503 problem+json and Retry-After; GET /readyz, arriving on A2's, answers 503
+ * `status: "draining"`; A and A2 still finish with their 200; the process exits 0.
  */
 const ROOT = join(__dirname, "../..");
 const BIN = join(ROOT, "bin/memgate.js");
@@ -52,6 +53,22 @@ function parseResponses(raw: string): RawResponse[] {
   return out;
 }
 
+async function openSocket(
+  port: number,
+): Promise<{ socket: Socket; raw: () => string; closed: Promise<void> }> {
+  const socket: Socket = connect(port, "127.0.0.1");
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("error", reject);
+  });
+  let raw = "";
+  socket.on("data", (c: Buffer) => {
+    raw += c.toString("utf8");
+  });
+  const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+  return { socket, raw: () => raw, closed };
+}
+
 function postText(path: string, body: object): string {
   const json = JSON.stringify(body);
   return (
@@ -93,7 +110,7 @@ describe("graceful shutdown of `memgate serve` (child process, SIGTERM)", () => 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("in-flight request finishes 200, a new one on its keep-alive connection gets 503 + Retry-After, exit 0", async () => {
+  test("in-flight requests finish 200, a new one on a keep-alive connection gets 503 + Retry-After, /readyz 503 draining, exit 0", async () => {
     const data = join(dir, "empty.jsonl");
     writeFileSync(data, "");
     const proc = spawn(process.execPath, [BIN, "serve"], {
@@ -118,34 +135,39 @@ describe("graceful shutdown of `memgate serve` (child process, SIGTERM)", () => 
     await waitFor("the listening line", () => /"url":"http:\/\/[^"]+"/.test(stdout));
     const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(stdout)?.[1]);
 
-    const socket: Socket = connect(port, "127.0.0.1");
-    await new Promise<void>((resolve, reject) => {
-      socket.once("connect", resolve);
-      socket.once("error", reject);
-    });
-    let raw = "";
-    socket.on("data", (c: Buffer) => {
-      raw += c.toString("utf8");
-    });
-    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+    const first = await openSocket(port);
+    const second = await openSocket(port);
+    const queries = () => fake.requests.filter((r) => r.path === "/memory/query").length;
 
-    // A: the backend will take SLOW_MS to answer.
-    fake.fail("slow", 1);
-    socket.write(
+    // A and A2: the backend will take SLOW_MS to answer each.
+    fake.fail("slow", 2);
+    first.socket.write(
       postText("/v1/retrieve", { userId: "u-1", sessionId: "s-1", query: "coffee", useMemory: true }),
     );
-    await waitFor("A at the backend", () => fake.requests.some((r) => r.path === "/memory/query"));
+    second.socket.write(
+      postText("/v1/retrieve", { userId: "u-1", sessionId: "s-1", query: "oat milk", useMemory: true }),
+    );
+    await waitFor("A and A2 at the backend", () => queries() === 2);
 
     const signalled = Date.now();
     proc.kill("SIGTERM");
     await waitFor("the shutdown log line", () => stdout.includes('"shutting down"'));
-    // B: sent on the same (busy, so not idle-closed) keep-alive connection after SIGTERM.
-    socket.write(
+    // B and the readiness probe: sent on the same (busy, so not idle-closed) keep-alive connections after SIGTERM.
+    first.socket.write(
       postText("/v1/retrieve", { userId: "u-1", sessionId: "s-1", query: "tea", useMemory: true }),
     );
+    second.socket.write("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n");
 
-    await closed;
-    const [a, b, ...more] = parseResponses(raw);
+    await Promise.all([first.closed, second.closed]);
+    const [a2, ready, ...moreOnSecond] = parseResponses(second.raw());
+    expect(moreOnSecond).toEqual([]);
+    expect(a2?.status).toBe(200);
+    expect(JSON.parse(a2?.body ?? "{}").metadata.fallback).toBeNull();
+    expect(ready?.status).toBe(503);
+    expect(ready?.headers.connection).toBe("close");
+    expect(JSON.parse(ready?.body ?? "{}")).toMatchObject({ status: "draining" });
+
+    const [a, b, ...more] = parseResponses(first.raw());
     expect(more).toEqual([]);
     expect(a?.status).toBe(200);
     const payload = JSON.parse(a?.body ?? "{}");
@@ -156,8 +178,8 @@ describe("graceful shutdown of `memgate serve` (child process, SIGTERM)", () => 
     expect(b?.headers["content-type"]).toMatch(/^application\/problem\+json/);
     expect(b?.headers.connection).toBe("close");
     expect(JSON.parse(b?.body ?? "{}")).toMatchObject({ status: 503, code: "SHUTTING_DOWN" });
-    // Only A reached the backend.
-    expect(fake.requests.filter((r) => r.path === "/memory/query")).toHaveLength(1);
+    // Only A and A2 reached the backend.
+    expect(queries()).toBe(2);
 
     expect(await exited).toBe(0);
     expect(Date.now() - signalled).toBeLessThan(10_000);

@@ -182,6 +182,7 @@ describe("metrics", () => {
       [METRICS.backendLatency.prometheus, "histogram"],
       [METRICS.policyReloads.prometheus, "counter"],
       [METRICS.rateLimited.prometheus, "counter"],
+      [METRICS.circuitState.prometheus, "gauge"],
     ];
     for (const [name, type] of expected) {
       expect({ name, type: families.get(name)?.type }).toEqual({ name, type });

@@ -8,8 +8,9 @@ export interface ReadinessCheck {
   name: string;
   ok: boolean;
   /**
-   * A failing check that does not take the replica out of rotation (Redis down: the cache is bypassed and limits
-   * fall back to in-process counters, but every request is still answered). /readyz then says "degraded", 200.
+   * A failing check that does not take the replica out of rotation: Redis down (the cache is bypassed and limits
+   * fall back to in-process counters) or a backend's circuit open (its fallback answers) — every request is still
+   * answered. /readyz then says "degraded", 200.
    */
   degraded?: boolean;
   detail?: string;
@@ -17,11 +18,17 @@ export interface ReadinessCheck {
 
 export type Readiness = () => Promise<ReadinessCheck[]>;
 
-/** /healthz (alive), /readyz (policies, Redis, backends; 503 naming what is not ready), /v1/policies (admin). */
+/**
+ * /healthz (alive), /readyz (200 "ready" or "degraded" — backends' circuits, Redis — with the checks; 503
+ * "not_ready" naming what stops this process from serving, 503 "draining" during graceful shutdown),
+ * /v1/policies (admin).
+ */
 export function opsRoutes(deps: {
   tenants: TenantDirectory;
   policies: PolicyRegistry;
   readiness: Readiness;
+  /** Set during graceful shutdown (src/server/serve.ts): /readyz then answers 503 "draining". */
+  lifecycle?: { shuttingDown: boolean };
   keyLimits?: KeyLimits;
 }): Router {
   const router = Router();
@@ -29,6 +36,15 @@ export function opsRoutes(deps: {
     res.json({ status: "ok" });
   });
   router.get("/readyz", async function readyz(_req, res) {
+    if (deps.lifecycle?.shuttingDown) {
+      // The app lets /readyz through while draining (src/http/app.ts); the connection still closes after it.
+      res.setHeader("connection", "close");
+      res.status(503).json({
+        status: "draining",
+        checks: [{ name: "lifecycle", ok: false, detail: "shutting down: finishing in-flight requests" }],
+      });
+      return;
+    }
     const checks = await deps.readiness();
     const ready = checks.every((c) => c.ok || c.degraded === true);
     const degraded = checks.some((c) => !c.ok && c.degraded === true);
