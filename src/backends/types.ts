@@ -75,7 +75,7 @@ export interface Backend {
   userExists(userId: string, opts: CallOptions): Promise<boolean>;
   /** A door's own search (see NativeSearch); absent when the backend has no such wire API. */
   searchNative?(req: NativeSearchRequest): Promise<NativeAnswer>;
-  /** Cheap reachability check for /readyz. Throws BackendError when unreachable. */
+  /** Cheap reachability check (the CLI and tests; /readyz reads the circuit breakers instead). Throws BackendError when unreachable. */
   ping(opts: CallOptions): Promise<void>;
   close?(): Promise<void>;
 }
