@@ -12,7 +12,7 @@ export interface FlightAcquisition {
 }
 
 /**
- * The lock the replicas share: in Redis (src/redis/lock.ts), or in process (src/cache/memory-lock.ts: without Redis,
+ * The lock the replicas share: in Redis (src/cache/lock-redis.ts), or in process (src/cache/memory-lock.ts: without Redis,
  * and in unit tests). None of its methods throws.
  */
 export interface FlightLock {

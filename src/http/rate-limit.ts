@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import type { RateLimiter, RateRule } from "../ratelimit/types";
+import type { RateLimiter, RateRule } from "../limits/types";
 import { HttpProblem } from "./errors";
 
 /** The per-API-key limit: a limiter (Redis-backed when REDIS_URL is set) and the default rule. */

@@ -11,7 +11,7 @@ import type { Logger } from "../logging/logger";
 import { warmTokenizers } from "../pipeline/tokenizers";
 import { OverrideCache } from "../policy/compile";
 import { createPolicyRegistry } from "../policy/registry";
-import type { RateLimiter } from "../ratelimit/types";
+import type { RateLimiter } from "../limits/types";
 import type { RedisConnection } from "../redis/connection";
 import { resilienceFromEnv, resilientBackends } from "../resilience";
 import { ExistenceCache } from "../retrieval/existence";

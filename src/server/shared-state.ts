@@ -7,15 +7,15 @@ import type { Env } from "../config/env";
 import type { KeyLimits } from "../http/rate-limit";
 import type { ReadinessCheck } from "../http/routes/ops";
 import type { Logger } from "../logging/logger";
-import { MemoryRateLimiter } from "../ratelimit/memory";
-import { RedisRateLimiter } from "../ratelimit/redis";
-import type { RateLimiter } from "../ratelimit/types";
+import { MemoryRateLimiter } from "../limits/memory";
+import { RedisRateLimiter } from "../limits/redis";
+import type { RateLimiter } from "../limits/types";
 import { RedisConnection } from "../redis/connection";
-import { RedisFlightLock } from "../redis/lock";
+import { RedisFlightLock } from "../cache/lock-redis";
 import { type Admission, SeparateAdmission } from "../retrieval/admission";
 import { RedisAdmission } from "../retrieval/admission-redis";
-import { type BackendCooldown, MemoryBackendCooldown } from "../retrieval/cooldown";
-import { RedisBackendCooldown } from "../retrieval/cooldown-redis";
+import { type BackendCooldown, MemoryBackendCooldown } from "../limits/cooldown";
+import { RedisBackendCooldown } from "../limits/cooldown-redis";
 
 /** The state replicas share through Redis when REDIS_URL is set, and keep in-process otherwise (CONTRACT §9). */
 export interface SharedState {

@@ -7,7 +7,7 @@
  */
 import type { BackendConfig } from "../backends/types";
 import { BACKEND_NAMES, type BackendName } from "../policy/schema";
-import type { RateRule } from "../ratelimit/types";
+import type { RateRule } from "../limits/types";
 import type { At, Path, TenantEntry, TenantsFile } from "./file";
 import { hashKey, isWellFormedKey, keyIdOf } from "./keys";
 import { type Principal, SCOPES, type Scope, type Tenant, type TenantDirectory } from "./types";

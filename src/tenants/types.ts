@@ -1,6 +1,6 @@
 import type { BackendConfig } from "../backends/types";
 import type { BackendName } from "../policy/schema";
-import type { RateRule } from "../ratelimit/types";
+import type { RateRule } from "../limits/types";
 
 export const SCOPES = ["retrieve", "admin", "proxy"] as const;
 export type Scope = (typeof SCOPES)[number];

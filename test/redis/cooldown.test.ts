@@ -61,7 +61,7 @@ describe("backend 429 cooldown shared through Redis", () => {
     // Paused already: the backend is not even called.
     await post(a, body({ query: "x" })).expect(200);
     expect(fakeZep(a).searchCalls).toBe(0);
-    const { RedisBackendCooldown } = await import("../../src/retrieval/cooldown-redis");
+    const { RedisBackendCooldown } = await import("../../src/limits/cooldown-redis");
     const conn = a.services.redis;
     if (conn === undefined) throw new Error("no redis");
     await new RedisBackendCooldown(conn).start("acme:zep", 1000);

@@ -1,7 +1,7 @@
 /**
  * After a backend answers 429 with Retry-After (or Zep's x-ratelimit-reset), memgate stops calling that backend
  * for that tenant until then and serves the RATE_LIMITED fallback meanwhile. With Redis the pause is shared: a 429
- * seen by one replica pauses that tenant's backend for all (src/retrieval/cooldown-redis.ts).
+ * seen by one replica pauses that tenant's backend for all (src/limits/cooldown-redis.ts).
  */
 export interface BackendCooldown {
   /** ms left in the cooldown for this tenant/backend, 0 when calls may go out. Never throws. */
