@@ -90,6 +90,8 @@ export interface BackendErrorInit {
   status?: number;
   /** For rate_limited: how long the backend asked us to wait (from Retry-After / x-ratelimit-reset). */
   retryAfterMs?: number;
+  /** The upstream's answer was over the read bound (../body.ts): counted apart (memgate_upstream_oversized_total). */
+  oversized?: boolean;
   /** For invalid_query on a native search: the upstream's answer, which a door hands back to its SDK as it came. */
   response?: UpstreamResponse;
   cause?: unknown;
@@ -112,6 +114,7 @@ export class BackendError extends Error {
   readonly status?: number;
   readonly retryAfterMs?: number;
   readonly response?: UpstreamResponse;
+  readonly oversized: boolean;
   readonly retryable: boolean;
 
   constructor(init: BackendErrorInit) {
@@ -122,6 +125,7 @@ export class BackendError extends Error {
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
     if (init.response !== undefined) this.response = init.response;
+    this.oversized = init.oversized === true;
     this.retryable = init.kind === "unavailable";
   }
 }

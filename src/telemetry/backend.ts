@@ -7,7 +7,12 @@ import { performance } from "node:perf_hooks";
 import { type Span, SpanStatusCode } from "@opentelemetry/api";
 import type { BackendFactories } from "../backends/registry";
 import { type Backend, BackendError } from "../backends/types";
-import { type BackendOperation, recordBackendCall, recordRateLimitRejection } from "./metrics";
+import {
+  type BackendOperation,
+  recordBackendCall,
+  recordRateLimitRejection,
+  recordUpstreamOversized,
+} from "./metrics";
 import { tracer } from "./tracing";
 
 function observe<T>(
@@ -30,6 +35,7 @@ function observe<T>(
         const kind = err instanceof BackendError ? err.kind : "error";
         recordBackendCall(backend.name, operation, kind, performance.now() - started);
         if (kind === "rate_limited") recordRateLimitRejection("backend");
+        if (err instanceof BackendError && err.oversized) recordUpstreamOversized(backend.name);
         span.setAttribute("memgate.backend.error.kind", kind);
         if (err instanceof BackendError && err.status !== undefined)
           span.setAttribute("memgate.backend.status", err.status);

@@ -87,6 +87,13 @@ export const METRICS = {
     description: "Requests refused by a rate limit, by scope (key, user, backend)",
     unit: "{request}",
   },
+  upstreamOversized: {
+    otel: "upstream.oversized",
+    prometheus: "memgate_upstream_oversized_total",
+    description:
+      "Upstream answers over the read bound (8 MiB) on shaped calls, by backend: the read stopped, the fallback answered",
+    unit: "{response}",
+  },
   circuitState: {
     otel: "backend.circuit_state",
     prometheus: "memgate_backend_circuit_state",

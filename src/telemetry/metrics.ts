@@ -40,6 +40,7 @@ interface Instruments {
   policyRejections: Counter;
   policyOrphans: Counter;
   rateLimited: Counter;
+  upstreamOversized: Counter;
 }
 
 /** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
@@ -105,6 +106,7 @@ function create(provider: MeterProvider): Instruments {
     policyRejections: counter(METRICS.policyRejections),
     policyOrphans: counter(METRICS.policyOrphans),
     rateLimited: counter(METRICS.rateLimited),
+    upstreamOversized: counter(METRICS.upstreamOversized),
   };
   // Counters whose label sets are known up front start at 0: a series that exists before its first event keeps
   // `rate()` and `increase()` alerts correct (no "absent" series).
@@ -112,6 +114,7 @@ function create(provider: MeterProvider): Instruments {
   for (const type of ["loaded", "reloaded"]) instruments.policyReloads.add(0, { type });
   instruments.policyRejections.add(0);
   instruments.policyOrphans.add(0);
+  for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
   return instruments;
 }
 
@@ -166,6 +169,11 @@ export function observeCircuits(source: CircuitSource): () => void {
   return () => {
     circuitSources.delete(source);
   };
+}
+
+/** An upstream answer over the read bound (src/backends/body.ts); the call failed as unavailable. */
+export function recordUpstreamOversized(backend: string): void {
+  instruments().upstreamOversized.add(1, { backend });
 }
 
 export function recordRateLimitRejection(scope: RateLimitScope): void {

@@ -10,7 +10,9 @@ import { MAX_UPSTREAM_BODY_BYTES } from "../../src/backends/body";
 import { createOpenMemoryBackend } from "../../src/backends/openmemory";
 import { BackendError } from "../../src/backends/types";
 import { createZepBackend } from "../../src/backends/zep";
+import { instrumentBackend } from "../../src/telemetry/backend";
 import { makePolicy } from "../helpers/items";
+import { installTelemetry } from "../telemetry/setup";
 
 /** Stops by itself after this much, so a reader without a bound cannot run the test forever. */
 const SAFETY_STOP = 256 * 1024 * 1024;
@@ -81,6 +83,23 @@ describe("an upstream answer without end", () => {
       await expectCutOff();
     } finally {
       await om.close?.();
+    }
+  });
+
+  test("an oversized answer is counted: memgate_upstream_oversized_total{backend}", async () => {
+    const telemetry = installTelemetry();
+    try {
+      const zep = instrumentBackend(createZepBackend({ apiKey: "k", baseUrl: `${origin}/api/v2` }));
+      await zep.search(request()).catch(() => undefined);
+      await expectCutOff();
+      const rm = await telemetry.metrics();
+      const metric = rm.scopeMetrics
+        .flatMap((s) => s.metrics)
+        .find((m) => m.descriptor.name === "upstream.oversized");
+      const zepPoint = metric?.dataPoints.find((p) => p.attributes.backend === "zep");
+      expect(zepPoint?.value).toBe(1);
+    } finally {
+      await telemetry.close();
     }
   });
 

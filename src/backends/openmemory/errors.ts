@@ -28,7 +28,7 @@ const OVERLOAD_RE = /^Rate limit: \d+ active queries/;
 function fail(
   kind: BackendErrorKind,
   message: string,
-  extra: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  extra: { status?: number; retryAfterMs?: number; cause?: unknown; oversized?: boolean } = {},
 ) {
   return new BackendError({ kind, backend: "openmemory", message: `OpenMemory ${message}`, ...extra });
 }
@@ -141,7 +141,8 @@ export function errorFromResponse(
  * Whatever the error, a fired signal decides: the reason's name tells a timeout from a caller abort.
  */
 export function errorFromThrown(op: string, err: unknown, signal: AbortSignal): BackendError {
-  if (err instanceof BodyTooLargeError) return fail("unavailable", `${op}: ${err.message}`, { cause: err });
+  if (err instanceof BodyTooLargeError)
+    return fail("unavailable", `${op}: ${err.message}`, { cause: err, oversized: true });
   if (signal.aborted) {
     // By name, not `instanceof Error`: the reason of `AbortSignal.timeout` is a DOMException from another realm
     // under jest (not an instance of the test's `Error`).

@@ -82,13 +82,17 @@ export function kindForStatus(status: number): BackendErrorKind {
 }
 
 /** Why a call without an HTTP status failed, from the error's class and the SDK's fixed texts. */
-function reasonWithoutStatus(err: unknown): "timeout" | "aborted" | "network error" | "unexpected error" {
+function reasonWithoutStatus(
+  err: unknown,
+): "timeout" | "aborted" | "network error" | "answer too large" | "unexpected error" {
   if (err instanceof ZepTimeoutError) return "timeout";
   if (!(err instanceof Error)) return "unexpected error";
   if (err.name === "TimeoutError") return "timeout";
   if (err.name === "AbortError") return "aborted";
   if (!(err instanceof ZepError)) return "unexpected error";
   const message = err.message.toLowerCase();
+  // ./fetcher.ts reports a BodyTooLargeError as an "unknown" failure carrying its message.
+  if (message.includes("upstream answer over")) return "answer too large";
   if (message.includes("timeout")) return "timeout";
   if (message.includes("abort")) return "aborted";
   return "network error";
@@ -116,6 +120,7 @@ export function toBackendError(err: unknown, op: ZepOperation, now: number = Dat
       kind: "unavailable",
       backend: "zep",
       message: `Zep ${op} failed: ${reason}`,
+      oversized: reason === "answer too large",
       cause: { error: errorName(err), reason },
     });
   }

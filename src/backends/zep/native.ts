@@ -107,6 +107,7 @@ export async function zepExchange(
       kind: "unavailable",
       backend: "zep",
       message: `Zep ${op} failed: ${reason}`,
+      oversized: err instanceof BodyTooLargeError,
       cause: { error: err instanceof Error ? err.name : typeof err, reason },
     });
   }
