@@ -6,6 +6,7 @@ import type { Backend } from "../backends/types";
 import { createZepBackend } from "../backends/zep";
 import { ZEP_MAX_LIMIT } from "../backends/zep/map";
 import { type Env, EnvError, parseEnv } from "../config/env";
+import { formatProblem } from "../config/yaml";
 import {
   fetchCandidates,
   loadRecordedFile,
@@ -17,7 +18,6 @@ import { type GoldenQuestion, GoldenSetError, loadGoldenFile } from "../eval/gol
 import { checkGates, diffText, type Gate, gatesText, groupTable, overallTable, pct } from "../eval/report";
 import { diffPolicies, evaluatePolicy, type PolicyReport, type PolicyUnderTest } from "../eval/run";
 import { compilePolicyFile } from "../policy/compile";
-import { formatProblem } from "../policy/load";
 import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
 

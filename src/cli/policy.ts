@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { addLines, formatProblem } from "../config/yaml";
 import { compilePolicyFile } from "../policy/compile";
-import { addLines, formatProblem, type PolicyProblem } from "../policy/load";
+import type { PolicyProblem } from "../policy/load";
 import { policySchema } from "../policy/schema";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
 

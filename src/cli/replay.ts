@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
+import { formatPath, formatProblem } from "../config/yaml";
 import { runPipeline } from "../pipeline";
 import { replayInputSchema } from "../pipeline/candidate";
 import { compilePolicyFile } from "../policy/compile";
-import { formatPath, formatProblem } from "../policy/load";
 import { buildPayload } from "../retrieval/payload";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
 

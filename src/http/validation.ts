@@ -1,5 +1,5 @@
 import type { ZodError } from "zod";
-import { formatPath } from "../policy/load";
+import { formatPath } from "../config/yaml";
 
 /** `userId: must be 1–128 of [A-Za-z0-9_.:@-]; foo: unknown field` — every problem, each naming its field path. */
 export function describeZodError(error: ZodError, root = "body"): string {

@@ -1,9 +1,10 @@
 import { readFile } from "node:fs/promises";
+import { addLines, problemsFromZod } from "../config/yaml";
 import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
 import { getTokenizer } from "../pipeline/tokenizers";
 import type { StageContext } from "../pipeline/types";
 import { canonicalJson, sha256Hex } from "./canonical";
-import { addLines, PolicyError, type PolicyProblem, parsePolicyText, problemsFromZod } from "./load";
+import { PolicyError, type PolicyProblem, parsePolicyText } from "./load";
 import { type Overrides, overridesSchema, type Policy, type PolicyInput, policySchema } from "./schema";
 
 /** A validated policy with everything its stages need built once: the redactor, the tokenizer, its hash. */
@@ -99,7 +100,7 @@ export class OverrideCache {
     const parsedOverrides = overridesSchema.safeParse(overrides);
     if (!parsedOverrides.success) {
       throw new PolicyError(
-        problemsFromZod("request", prefix(parsedOverrides.error), undefined, { overrides }),
+        problemsFromZod("request", prefix(parsedOverrides.error), { input: { overrides }, echoValues: true }),
       );
     }
     const key = `${base.hash}:${canonicalJson(parsedOverrides.data)}`;

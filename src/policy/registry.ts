@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { formatProblem } from "../config/yaml";
 import type { Logger } from "../logging/logger";
 import { sha256Hex } from "./canonical";
 import { type CompiledPolicy, compilePolicyText } from "./compile";
-import { formatProblem } from "./load";
 import type { PolicyRegistry, PolicyStatus, RejectedFile } from "./registry-types";
 import { byCodeUnits, type DirWatcher, listPolicyFiles, watchDirectory } from "./watch";
 

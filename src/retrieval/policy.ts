@@ -3,9 +3,10 @@
  * `x-memgate-policy` header, the CLI): the named one or the tenant's default, allowed for the tenant, with the
  * admin's `overrides` and a door's own result count applied. Refusals are typed (./outcome.ts), never HTTP.
  */
+import { formatPath } from "../config/yaml";
 import type { Logger } from "../logging/logger";
 import { type CompiledPolicy, compilePolicy, type OverrideCache, policyHash } from "../policy/compile";
-import { formatPath, PolicyError } from "../policy/load";
+import { PolicyError } from "../policy/load";
 import type { PolicyRegistry } from "../policy/registry-types";
 import { policySchema } from "../policy/schema";
 import { isPolicyAllowed } from "../tenants/directory";

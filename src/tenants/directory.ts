@@ -6,14 +6,13 @@
  * shows `apiKey: "[REDACTED]"`, while code reads `tenant.backends.zep.apiKey` as usual.
  */
 import type { BackendConfig } from "../backends/types";
-import { BACKEND_NAMES, type BackendName } from "../policy/schema";
+import type { At, Path } from "../config/yaml";
 import type { RateRule } from "../limits/types";
-import type { At, Path, TenantEntry, TenantsFile } from "./file";
+import { BACKEND_NAMES, type BackendName } from "../policy/schema";
 import { hashKey, isWellFormedKey, keyIdOf } from "./keys";
-import { type Principal, SCOPES, type Scope, type Tenant, type TenantDirectory } from "./types";
+import { type TenantEntry, type TenantsFile, urlProblem } from "./schema";
+import { ANY_POLICY, type Principal, SCOPES, type Scope, type Tenant, type TenantDirectory } from "./types";
 
-/** In `Tenant.policies.allowed`: any policy (dev mode; also allowed in the tenants file). */
-export const ANY_POLICY = "*";
 export const DEFAULT_ZEP_BASE_URL = "https://api.getzep.com/api/v2";
 export const DEV_TENANT_ID = "dev";
 const REDACTED = "[REDACTED]";
@@ -138,25 +137,6 @@ function resolveBackends(t: TenantEntry, ti: number, env: NodeJS.ProcessEnv, at:
   return out;
 }
 
-function httpUrl(value: string): URL | undefined {
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:" ? url : undefined;
-  } catch {
-    return undefined;
-  }
-}
-/** An http(s) URL without inline credentials (those belong in an environment variable). */
-export function urlProblem(value: string, mustEndWith?: string): string | undefined {
-  const url = httpUrl(value);
-  if (url === undefined) return "must be an http(s) URL";
-  if (url.username !== "" || url.password !== "")
-    return "must not contain credentials (name an env var instead)";
-  if (mustEndWith !== undefined && !url.pathname.replace(/\/+$/, "").endsWith(mustEndWith)) {
-    return `must end with ${mustEndWith}`;
-  }
-  return undefined;
-}
 /**
  * Dev mode (no tenants file): one tenant `dev` with every scope and every policy (`allowed: ["*"]`, default
  * `default`); any key or none yields it, with keyId `dev`. Backends come from the environment: `local` always,

@@ -1,9 +1,12 @@
 import type { BackendConfig } from "../backends/types";
-import type { BackendName } from "../policy/schema";
 import type { RateRule } from "../limits/types";
+import type { BackendName } from "../policy/schema";
 
 export const SCOPES = ["retrieve", "admin", "proxy"] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** In `Tenant.policies.allowed`: any policy (dev mode; also allowed in the tenants file). */
+export const ANY_POLICY = "*";
 
 /** A tenant with its secrets already resolved from the environment variables its file names. */
 export interface Tenant {

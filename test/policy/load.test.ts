@@ -1,8 +1,9 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { formatProblem } from "../../src/config/yaml";
 import { canonicalJson } from "../../src/policy/canonical";
 import { compilePolicyFile } from "../../src/policy/compile";
-import { formatProblem, parsePolicyText } from "../../src/policy/load";
+import { parsePolicyText } from "../../src/policy/load";
 
 const lines = (text: string, file = "policies/p.yaml"): string[] => {
   const r = parsePolicyText(text, file);

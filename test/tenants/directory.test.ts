@@ -1,13 +1,7 @@
-import {
-  ANY_POLICY,
-  createDirectory,
-  DEV_TENANT_ID,
-  devDirectory,
-  isPolicyAllowed,
-} from "../../src/tenants/directory";
+import { createDirectory, DEV_TENANT_ID, devDirectory, isPolicyAllowed } from "../../src/tenants/directory";
 import { tenantsFromText } from "../../src/tenants/file";
 import { hashKey } from "../../src/tenants/keys";
-import type { Tenant } from "../../src/tenants/types";
+import { ANY_POLICY, type Tenant } from "../../src/tenants/types";
 
 const CHAT_KEY = "mg_acme_chat_4f1b2c";
 const OPS_KEY = "mg_acme_ops_9a8e7d";

@@ -267,6 +267,19 @@ describe("tenants file: errors name the file, line and field path", () => {
     expect(problems("tenants: [\n")[0]).toMatch(/^config\/tenants\.yaml:\d+: not valid YAML/);
   });
 
+  test("an alias without its anchor, or an alias bomb, is a file problem (not an exception from the parser)", () => {
+    expect(problems("tenants: *nowhere\n")).toEqual([
+      expect.stringMatching(/^config\/tenants\.yaml:1: not valid YAML: Unresolved alias/),
+    ]);
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x]",
+      "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]",
+      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]",
+      "tenants: [*c, *c, *c, *c, *c, *c, *c, *c, *c]",
+    ].join("\n");
+    expect(problems(bomb)).toEqual([expect.stringMatching(/^config\/tenants\.yaml:1: not valid YAML: /)]);
+  });
+
   test("every problem is reported, in file order", () => {
     const lines = problems(
       withLines({ 5: "        sha256: nope", 8: "    defaultBackend: nope", 15: "        sha256: x" }),
