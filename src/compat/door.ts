@@ -15,11 +15,11 @@
  * Every answer of the core names its policy: `x-memgate-policy: <name>@<version>`.
  */
 import type { Request, Response } from "express";
+import { principalOf } from "../http/auth";
 import { refusalProblem, sendUpstream } from "../http/outcome";
 import type { Logger } from "../logging/logger";
 import type { RetrievalPayload } from "../retrieval/payload";
 import type { RetrievalRequest, RetrievalService } from "../retrieval/service";
-import { principalOf } from "../tenants/auth";
 
 export const POLICY_HEADER = "x-memgate-policy";
 export const FALLBACK_HEADER = "x-memgate-fallback";

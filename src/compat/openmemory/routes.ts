@@ -24,11 +24,11 @@ import {
   localSurface,
 } from "../../backends/local/openmemory";
 import type { BackendConfig } from "../../backends/types";
+import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
 import { jsonBody } from "../../http/middleware";
 import { rateLimitKey } from "../../http/rate-limit";
 import type { RetrievalPayload } from "../../retrieval/payload";
-import { authenticate, principalOf, requireScope } from "../../tenants/auth";
 import type { CompatDeps } from "../deps";
 import { serveRetrieval } from "../door";
 import { joinUrl, proxy } from "../proxy";

@@ -19,12 +19,12 @@
 import { type Request, Router } from "express";
 import { BackendError } from "../../backends/types";
 import { askedLimit, zepExchange } from "../../backends/zep/native";
+import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
 import { jsonBody } from "../../http/middleware";
 import { refusalProblem, sendUpstream } from "../../http/outcome";
 import { rateLimitKey } from "../../http/rate-limit";
 import { shapeText } from "../../retrieval/text";
-import { authenticate, principalOf, requireScope } from "../../tenants/auth";
 import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
 import { isRecord, POLICY_HEADER, serveRetrieval } from "../door";

@@ -1,7 +1,7 @@
 import { Router } from "express";
 import type { PolicyRegistry } from "../../policy/registry-types";
-import { authenticate, requireScope } from "../../tenants/auth";
 import type { TenantDirectory } from "../../tenants/types";
+import { authenticate, requireScope } from "../auth";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 
 export interface ReadinessCheck {

@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { retrieveBodySchema } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
-import { authenticate, requireScope } from "../../tenants/auth";
 import type { TenantDirectory } from "../../tenants/types";
+import { authenticate, requireScope } from "../auth";
 import { HttpProblem } from "../errors";
 import { jsonBody } from "../middleware";
 import { refusalProblem, sendUpstream } from "../outcome";

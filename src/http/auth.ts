@@ -2,12 +2,14 @@
  * API-key authentication (CONTRACT §8). The key is read from `Authorization: Bearer <key>`, `x-api-key: <key>` or
  * `Authorization: Api-Key <key>` (the Zep SDK's form); scheme names are case-insensitive. An ambiguous or malformed
  * presentation is refused rather than guessed at. The key never appears in an error detail or a log line.
+ * This is the HTTP side: the key's shape and hash are src/tenants/keys.ts, its lookup the TenantDirectory's
+ * `authenticate` (src/tenants/directory.ts).
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
-import { HttpProblem } from "../http/errors";
-import { isWellFormedKey } from "./keys";
-import type { Principal, Scope, TenantDirectory } from "./types";
+import { isWellFormedKey } from "../tenants/keys";
+import type { Principal, Scope, TenantDirectory } from "../tenants/types";
+import { HttpProblem } from "./errors";
 
 declare global {
   namespace Express {

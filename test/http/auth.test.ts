@@ -1,8 +1,8 @@
 import { type AddressInfo, connect } from "node:net";
 import express, { type ErrorRequestHandler } from "express";
 import request from "supertest";
+import { authenticate, principalOf, requireScope } from "../../src/http/auth";
 import { HttpProblem } from "../../src/http/errors";
-import { authenticate, principalOf, requireScope } from "../../src/tenants/auth";
 import { devDirectory } from "../../src/tenants/directory";
 import { tenantsFromText } from "../../src/tenants/file";
 import { hashKey } from "../../src/tenants/keys";
