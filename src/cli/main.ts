@@ -1,8 +1,8 @@
 import { Command, CommanderError } from "commander";
 import { serveCommand } from "../server/serve";
-import { keysHashCommand, keysNewCommand } from "../tenants/keys";
 import { type EvalOptions, evalCommand, type Progress } from "./eval";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, processIo } from "./io";
+import { keysHashCommand, keysNewCommand } from "./keys";
 import { schemaCommand, validateCommand } from "./policy";
 import { replayCommand } from "./replay";
 
