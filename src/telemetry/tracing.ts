@@ -14,7 +14,6 @@
 import { performance } from "node:perf_hooks";
 import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import type { CacheLookup } from "../cache/types";
-import { HttpProblem } from "../http/errors";
 import type { PipelineObserver } from "../pipeline";
 import type { StageTrace } from "../pipeline/types";
 import { FALLBACK_CODES } from "../policy/schema";
@@ -46,13 +45,24 @@ function fallbackCodeOf(err: unknown): string | undefined {
   return typeof code === "string" && (FALLBACK_CODES as readonly string[]).includes(code) ? code : undefined;
 }
 
-/** Marks a span with an error that escaped: the caller's own fault (HttpProblem 4xx) is not a span error. */
+/**
+ * An error that carries its own answer: a numeric `status` and a string `code`, as src/http/errors.ts's
+ * HttpProblem does (told by shape, so telemetry does not depend on the HTTP layer).
+ */
+function problemOf(err: unknown): { status: number; code: string } | undefined {
+  if (!(err instanceof Error) || !("status" in err) || !("code" in err)) return undefined;
+  const { status, code } = err;
+  return typeof status === "number" && typeof code === "string" ? { status, code } : undefined;
+}
+
+/** Marks a span with an error that escaped: the caller's own fault (a problem below 500) is not a span error. */
 function markError(span: Span, err: unknown): void {
-  if (err instanceof HttpProblem && err.status < 500) {
-    span.setAttribute("memgate.error.code", err.code);
+  const problem = problemOf(err);
+  if (problem !== undefined && problem.status < 500) {
+    span.setAttribute("memgate.error.code", problem.code);
     return;
   }
-  const type = err instanceof HttpProblem ? err.code : err instanceof Error ? err.name : "unknown";
+  const type = problem?.code ?? (err instanceof Error ? err.name : "unknown");
   span.setAttribute("error.type", type);
   span.setStatus({ code: SpanStatusCode.ERROR, message: type });
 }
