@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { RedisPayloadCache } from "./redis";
-import type { FlightAcquisition, FlightLock } from "./singleflight";
 import type { RedisConnection } from "../redis/connection";
 import { defineScript, type RedisScript } from "../redis/scripts";
+import type { RedisPayloadCache } from "./redis";
+import type { FlightAcquisition, FlightLock } from "./singleflight";
 
 /** Deletes the lock only if it still holds our token: a holder whose lock expired never frees someone else's. */
 const RELEASE = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`;

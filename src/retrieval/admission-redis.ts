@@ -1,11 +1,11 @@
 import type { RedisPayloadCache } from "../cache/redis";
+import type { RedisBackendCooldown } from "../limits/cooldown-redis";
 import type { RedisRateLimiter } from "../limits/redis";
 import type { RateDecision } from "../limits/types";
 import type { RedisConnection } from "../redis/connection";
 import { defineScript, type RedisScript } from "../redis/scripts";
 import type { Admission, AdmissionChecks, AdmissionRequest } from "./admission";
 import { SeparateAdmission } from "./admission";
-import type { RedisBackendCooldown } from "../limits/cooldown-redis";
 
 /**
  * KEYS: the per-user limit's counter, the backend's cooldown, the payload cache entry.

@@ -1,6 +1,6 @@
 import type { CacheLookup, PayloadCache } from "../cache/types";
-import type { RateDecision, RateLimiter, RateRule } from "../limits/types";
 import type { BackendCooldown } from "../limits/cooldown";
+import type { RateDecision, RateLimiter, RateRule } from "../limits/types";
 
 /** What a retrieval checks before anything else: the user's rate, the backend's cooldown, the payload cache. */
 export interface AdmissionRequest {

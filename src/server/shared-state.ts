@@ -1,3 +1,4 @@
+import { RedisFlightLock } from "../cache/lock-redis";
 import { MemoryPayloadCache } from "../cache/memory";
 import { MemoryFlightLock } from "../cache/memory-lock";
 import { RedisPayloadCache } from "../cache/redis";
@@ -6,16 +7,15 @@ import type { PayloadCache } from "../cache/types";
 import type { Env } from "../config/env";
 import type { KeyLimits } from "../http/rate-limit";
 import type { ReadinessCheck } from "../http/routes/ops";
-import type { Logger } from "../logging/logger";
+import { type BackendCooldown, MemoryBackendCooldown } from "../limits/cooldown";
+import { RedisBackendCooldown } from "../limits/cooldown-redis";
 import { MemoryRateLimiter } from "../limits/memory";
 import { RedisRateLimiter } from "../limits/redis";
 import type { RateLimiter } from "../limits/types";
+import type { Logger } from "../logging/logger";
 import { RedisConnection } from "../redis/connection";
-import { RedisFlightLock } from "../cache/lock-redis";
 import { type Admission, SeparateAdmission } from "../retrieval/admission";
 import { RedisAdmission } from "../retrieval/admission-redis";
-import { type BackendCooldown, MemoryBackendCooldown } from "../limits/cooldown";
-import { RedisBackendCooldown } from "../limits/cooldown-redis";
 
 /** The state replicas share through Redis when REDIS_URL is set, and keep in-process otherwise (CONTRACT §9). */
 export interface SharedState {

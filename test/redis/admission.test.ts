@@ -5,11 +5,11 @@
  */
 import type Redis from "ioredis";
 import { RedisPayloadCache } from "../../src/cache/redis";
-import { silentLogger } from "../../src/logging/logger";
+import { RedisBackendCooldown } from "../../src/limits/cooldown-redis";
 import { RedisRateLimiter } from "../../src/limits/redis";
+import { silentLogger } from "../../src/logging/logger";
 import { RedisConnection } from "../../src/redis/connection";
 import { RedisAdmission } from "../../src/retrieval/admission-redis";
-import { RedisBackendCooldown } from "../../src/limits/cooldown-redis";
 import { body, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
 import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
 

@@ -1,10 +1,10 @@
 import type Redis from "ioredis";
+import { RedisFlightLock } from "../../src/cache/lock-redis";
 import { RedisPayloadCache } from "../../src/cache/redis";
 import { type FlightOptions, SingleFlight } from "../../src/cache/singleflight";
 import type { CachedPayload } from "../../src/cache/types";
 import { silentLogger } from "../../src/logging/logger";
 import { RedisConnection } from "../../src/redis/connection";
-import { RedisFlightLock } from "../../src/cache/lock-redis";
 import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
 
 const PREFIX = testPrefix("lock");
