@@ -3,7 +3,9 @@ import { type AddressInfo, connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import request from "supertest";
 import { runPipeline } from "../../src/pipeline";
+import { compileRedactor } from "../../src/pipeline/redaction";
 import { compilePolicy, compilePolicyText } from "../../src/policy/compile";
+import { DETECTORS, redactionSchema } from "../../src/policy/schema";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate, makePolicy } from "../helpers/items";
 
@@ -16,7 +18,7 @@ const HOSTILE_POLICY = `name: hostile
 version: 1
 tokenizer: o200k_base
 retrieval: { minScore: 0, maxTokens: 3000, clipSentences: 5 }
-redaction: { enabled: true, detectors: [email, ssn, credit_card, phone, ipv4], patterns: ["(a+)+$"] }
+redaction: { enabled: true, detectors: [${DETECTORS.join(", ")}], patterns: ["(a+)+$"] }
 `;
 const SENTENCE_50K = `${"word ".repeat(9_999)}end`.padEnd(50_000, "x");
 const ODD = [
@@ -200,5 +202,139 @@ describe("pathological content", () => {
       expect(res.status).toBe(400);
       expect(res.body.detail).toMatch(/^overrides\.customRedactionPatterns\[0\]: /);
     }
+  });
+});
+
+/** Unpaired UTF-16 surrogates in `s`. */
+function loneSurrogates(s: string): number {
+  return s.match(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g)?.length ?? 0;
+}
+
+/** `unit` repeated to exactly `size` code units. */
+const fill = (unit: string, size: number) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+
+/**
+ * Every redaction detector at once on content built to hurt it: 1 MB runs of what each pattern starts with
+ * (digits, groups, colons, `@`, quotes, `+`, IBAN-like groups, phone words) and lone surrogates. Each pass
+ * is linear by construction (detectors.ts); these check it holds on the worst inputs we know.
+ */
+describe("hostile content through every redaction detector", () => {
+  const MB = 1_000_000;
+  const all = compileRedactor(redactionSchema.parse({ enabled: true, detectors: [...DETECTORS] }));
+  const HOSTILE: Array<[string, string]> = [
+    ["a digit run", "7".repeat(MB)],
+    ["spaced digits", fill("4 ", MB)],
+    ["dashed groups of four", fill("4111-", MB)],
+    ["card-shaped groups", fill("4111 1111 1111 1111 ", MB)],
+    ["trunk-0 pairs", fill("06 ", MB)],
+    ["hex and colons", fill("a:", MB)],
+    ["IPv6 addresses back to back", fill("2001:db8:0:0:0:0:0:1 ", MB)],
+    ["IBAN-like groups", fill("DE89 3704 ", MB)],
+    ["country codes and digits", fill("DE12", MB)],
+    ["quoted local parts", fill('"a b"@', MB)],
+    ["one quote that never closes", `"${fill("x ", MB)}@x.com`],
+    ["a@b. chains", fill("a@b.", MB)],
+    ["plus signs and parentheses", fill("+1 (", MB)],
+    ["phone words and digits", fill("tel 612 ", MB)],
+    ["lone surrogates among PII shapes", fill("\ud800 1\udc00@x.c 4111 \udbff::1 ", MB)],
+    ["addresses glued to CJK", fill("用户@例子.中国谢", MB)],
+  ];
+
+  test.each(HOSTILE)("%s (1 MB): finishes in bounded time, no surrogate is split", (_name, text) => {
+    const started = performance.now();
+    const out = all.redact(text);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(loneSurrogates(out.text)).toBe(loneSurrogates(text));
+  });
+
+  test("cost grows linearly: 1 MB takes about 5× what 200 KB takes, not 25×", () => {
+    const fastest = (text: string) => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        all.redact(text);
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    for (const unit of ["tel 612 ", "4 ", "DE89 3704 ", "2001:db8::1 x@y.zz "]) {
+      const small = fastest(fill(unit, MB / 5));
+      const large = fastest(fill(unit, MB));
+      // 2 ms floor: a 200 KB pass that fast is all noise. Quadratic growth would be 25×.
+      expect({ unit, linear: large < 15 * Math.max(small, 2) }).toEqual({ unit, linear: true });
+    }
+  });
+
+  test("a 1 MB memory through every detector and every stage: the PII in it is redacted", () => {
+    const pii = "Mail ana@example.com, IBAN DE89 3704 0044 0532 0130 00, card 4111 1111 1111 1111. ";
+    const content = pii + fill("2001:db8::1 +44 20 7946 0958 \ud800 ", MB);
+    const compiled = compilePolicy(
+      makePolicy({
+        retrieval: { minScore: 0, maxTokens: 3000 },
+        tokenizer: "approx",
+        redaction: { enabled: true, detectors: [...DETECTORS] },
+      }),
+    );
+    const started = performance.now();
+    const result = runPipeline(
+      {
+        userId: "u",
+        query: "mail",
+        candidates: [makeCandidate({ id: "huge", content, score: 0.9 })],
+        backend: "zep",
+      },
+      compiled,
+    );
+    expect(performance.now() - started).toBeLessThan(20_000);
+    const [memory] = result.memories;
+    expect(memory?.provenance.wasRedacted).toBe(true);
+    for (const shown of ["ana@example.com", "DE89", "4111", "7946", "2001:db8"]) {
+      expect(memory?.content).not.toContain(shown);
+    }
+    const redaction = result.trace.find((t) => t.stage === "redaction");
+    expect(redaction?.changes.map((c) => c.reason)).toEqual(
+      expect.arrayContaining(["redacted:email", "redacted:iban", "redacted:credit_card", "redacted:ipv6"]),
+    );
+    expect(() => JSON.stringify(result)).not.toThrow();
+  });
+
+  test("10,000 candidates through every detector: bounded time, deterministic, within the policy's limits", () => {
+    const pieces = [
+      "call +33 1 23 45 67 89",
+      "IBAN GB82 WEST 1234 5698 7654 32",
+      "at 12:30:45 see std::io",
+      "order 4716000000000007",
+      "\udc00 lone",
+      "mail o'brien@example.ie",
+      "icon@2x.png",
+    ];
+    const candidates = Array.from({ length: 10_000 }, (_, i) =>
+      makeCandidate({
+        id: `c${i}`,
+        content: `Memory ${i}: ${pieces[i % pieces.length]} and ${pieces[(i * 7) % pieces.length]}.`,
+        score: ((i * 7919) % 1000) / 1000,
+      }),
+    );
+    const compiled = compilePolicy(
+      makePolicy({
+        retrieval: { minScore: 0, maxTokens: 1000, topK: 20 },
+        tokenizer: "approx",
+        redaction: { enabled: true, detectors: [...DETECTORS] },
+      }),
+    );
+    const started = performance.now();
+    const once = runPipeline({ userId: "u", query: "mail", candidates, backend: "zep" }, compiled);
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(once.memories.length).toBeLessThanOrEqual(20);
+    expect(once.totalTokens).toBeLessThanOrEqual(1000);
+    const redaction = once.trace.find((t) => t.stage === "redaction");
+    expect(redaction?.in).toBe(10_000);
+    // Every candidate holds a phone number, an IBAN or an address (o'brien@…) among its two pieces, or neither.
+    expect(redaction?.changes.length).toBeGreaterThan(5000);
+    for (const m of once.memories) {
+      expect(m.content).not.toMatch(/o'brien@|GB82|\+33 1/);
+      expect(loneSurrogates(m.content)).toBeLessThanOrEqual(1);
+    }
+    expect(runPipeline({ userId: "u", query: "mail", candidates, backend: "zep" }, compiled)).toEqual(once);
   });
 });

@@ -32,9 +32,15 @@ const email = fc
   )
   .map(([local, domain]) => `${local}@${domain}`);
 
-/** Luhn-valid, 13–19 digits, as one block or in fours. */
+/** Luhn-valid, with an issuer prefix and a length that go together (Visa 13/16/19, Mastercard 16, Amex 15, Discover 16–19), as one block or in fours. */
 const card = fc
-  .tuple(fc.constantFrom("4", "51", "37", "6011"), fc.integer({ min: 13, max: 19 }), digits(18))
+  .constantFrom<[string, number[]]>(
+    ["4", [13, 16, 19]],
+    ["51", [16]],
+    ["37", [15]],
+    ["6011", [16, 17, 18, 19]],
+  )
+  .chain(([prefix, lengths]) => fc.tuple(fc.constant(prefix), fc.constantFrom(...lengths), digits(18)))
   .map(([prefix, length, body]) => {
     const stem = (prefix + body).slice(0, length - 1);
     const number = stem + ([..."0123456789"].find((d) => luhn(stem + d)) ?? "0");

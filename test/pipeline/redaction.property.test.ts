@@ -1,15 +1,29 @@
 import fc from "fast-check";
+import { FILE_EXTENSIONS, ibanChecksum } from "../../src/pipeline/redaction/detectors";
 import { compileRedactor, RedactionPatternError } from "../../src/pipeline/redaction/index";
 import { luhn } from "../../src/pipeline/redaction/luhn";
 import type { Redactor } from "../../src/pipeline/types";
 import { DETECTORS, type DetectorName, redactionSchema } from "../../src/policy/schema";
+import { SECRET_SAMPLES, type SecretName } from "../helpers/secrets";
 
 const digits = (min: number, max: number) => fc.stringMatching(new RegExp(`^[0-9]{${min},${max}}$`));
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 
+/** Issuer prefixes with the lengths they issue (see `cardIssuer` in detectors.ts). */
+const ISSUERS: ReadonlyArray<readonly [string, readonly number[]]> = [
+  ["4", [13, 16, 19]],
+  ["51", [16]],
+  ["2221", [16]],
+  ["37", [15]],
+  ["36", [14]],
+  ["6011", [16, 17, 18, 19]],
+  ["3530", [16, 17, 18, 19]],
+];
+
 /** Luhn-valid numbers written like cards: 16 digits in fours, Amex 4-6-5, or one block of 13–19. */
 const card = fc
-  .tuple(fc.constantFrom("4", "51", "37", "6011", "35"), fc.integer({ min: 13, max: 19 }), digits(18, 18))
+  .constantFrom(...ISSUERS)
+  .chain(([prefix, lengths]) => fc.tuple(fc.constant(prefix), fc.constantFrom(...lengths), digits(18, 18)))
   .chain(([prefix, length, body]) => {
     const stem = (prefix + body).slice(0, length - 1);
     const check = [..."0123456789"].find((d) => luhn(stem + d)) ?? "0";
@@ -65,11 +79,51 @@ const email = fc
       fc.constantFrom("josé", "мария", "ÿvonne.o"),
     ),
     fc.array(fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?$/), { minLength: 1, maxLength: 3 }),
-    fc.stringMatching(/^[a-z]{2,6}$/),
+    // A file extension is no TLD (`settings@prod.yaml`), and a scale factor no domain (`icon@2x.png`).
+    fc.stringMatching(/^[a-z]{2,6}$/).filter((tld) => !FILE_EXTENSIONS.has(tld)),
   )
+  .filter(([, labels]) => !/^\d{1,2}(?:\.\d{1,2})?x\./.test(`${labels.join(".")}.`))
   .map(([local, labels, tld]) => `${local}@${labels.join(".")}.${tld}`);
 
-const PII: Record<DetectorName, fc.Arbitrary<string>> = { email, credit_card: card, ssn, phone, ipv4 };
+/** IBANs of a few countries with valid check digits, in one block or in groups of four. */
+const iban = fc
+  .tuple(
+    fc.constantFrom(["DE", 22], ["FR", 27], ["GB", 22], ["NL", 18], ["ES", 24], ["BE", 16], ["NO", 15]),
+    digits(30, 30),
+    fc.boolean(),
+  )
+  .map(([[country, length], body, spaced]) => {
+    const bban = body.slice(0, Number(length) - 4);
+    const check = String(98 - ibanChecksum(`${country}00${bban}`)).padStart(2, "0");
+    const number = `${country}${check}${bban}`;
+    return spaced ? (number.match(/.{1,4}/g)?.join(" ") ?? number) : number;
+  });
+
+const hexGroup = fc.stringMatching(/^[0-9a-f]{1,4}$/);
+/** IPv6 addresses: eight groups, compressed around `::`, or IPv4-mapped; the first group holds a digit. */
+const ipv6 = fc.oneof(
+  fc.array(hexGroup, { minLength: 7, maxLength: 7 }).map((g) => ["2001", ...g].join(":")),
+  fc
+    .tuple(fc.array(hexGroup, { maxLength: 2 }), fc.array(hexGroup, { minLength: 1, maxLength: 3 }))
+    .map(([head, tail]) => `${["fe80", ...head].join(":")}::${tail.join(":")}`),
+  fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((o) => `::ffff:${o.join(".")}`),
+);
+
+/** Secrets (with the context word a value needs for generic_secret): see test/helpers/secrets.ts. */
+const secrets = Object.fromEntries(
+  Object.entries(SECRET_SAMPLES).map(([name, sample]) => [name, sample.map((s) => s.text)]),
+) as Record<SecretName, fc.Arbitrary<string>>;
+
+const PII: Record<DetectorName, fc.Arbitrary<string>> = {
+  email,
+  credit_card: card,
+  ssn,
+  phone,
+  ipv4,
+  iban,
+  ipv6,
+  ...secrets,
+};
 
 /** Random text that may itself contain anything, including digits, "@" and PII-like pieces. */
 const filler = fc.oneof(
@@ -176,7 +230,11 @@ describe("redaction properties", () => {
   });
 
   test("a replacement that itself looks like PII cannot be configured", () => {
-    const piiLike = fc.constantFrom(...DETECTORS).chain((d) => PII[d]);
+    // A replacement is at most 64 characters (longer ones are refused by the schema before this check).
+    const piiLike = fc
+      .constantFrom(...DETECTORS)
+      .chain((d) => PII[d])
+      .filter((s) => s.length <= 64);
     fc.assert(
       fc.property(piiLike, fc.subarray([...DETECTORS]), (replacement, detectors) => {
         expect(() => make(detectors, replacement)).toThrow(RedactionPatternError);

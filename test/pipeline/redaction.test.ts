@@ -1,9 +1,19 @@
-import { BUILTIN_DETECTORS } from "../../src/pipeline/redaction/detectors";
-import { compileRedactor, NOOP_REDACTOR, RedactionPatternError } from "../../src/pipeline/redaction/index";
+import { BUILTIN_DETECTORS, ibanChecksum, isIpv6 } from "../../src/pipeline/redaction/detectors";
+import {
+  compileRedactor,
+  inspectRedaction,
+  NOOP_REDACTOR,
+  RedactionPatternError,
+} from "../../src/pipeline/redaction/index";
 import { luhn } from "../../src/pipeline/redaction/luhn";
 import { redactStage } from "../../src/pipeline/stages/redact";
 import type { Redactor, StageContext } from "../../src/pipeline/types";
-import { DETECTORS, type DetectorName, redactionSchema } from "../../src/policy/schema";
+import {
+  DETECTORS,
+  type DetectorName,
+  redactionSchema,
+  SECRET_DETECTOR_NAMES,
+} from "../../src/policy/schema";
 import { makeItem, makePolicy } from "../helpers/items";
 
 const R = "[REDACTED]";
@@ -38,7 +48,17 @@ describe("luhn", () => {
 
 describe("built-in detectors", () => {
   test("run in a fixed order with card before phone, email before the digit detectors", () => {
-    expect(BUILTIN_DETECTORS.map((d) => d.name)).toEqual(["email", "credit_card", "ssn", "ipv4", "phone"]);
+    // The secrets detectors run first; their order is tested in redaction.secrets.test.ts.
+    const secrets: readonly string[] = SECRET_DETECTOR_NAMES;
+    expect(BUILTIN_DETECTORS.map((d) => d.name).filter((n) => !secrets.includes(n))).toEqual([
+      "email",
+      "iban",
+      "credit_card",
+      "ssn",
+      "ipv6",
+      "ipv4",
+      "phone",
+    ]);
     expect([...BUILTIN_DETECTORS.map((d) => d.name)].sort()).toEqual([...DETECTORS].sort());
   });
 
@@ -50,7 +70,7 @@ describe("built-in detectors", () => {
     ["amex 378282246310005", `amex ${R}`],
     ["19 digits 6212 3456 7890 1234 569", `19 digits ${R}`],
     ["card then a year 4111111111111111 2024", `card then a year ${R} 2024`],
-    ["a quantity first: 2 4111 1111 1111 1111", `a quantity first: 2 ${R}`],
+    ["a quantity first: 2 × 4111 1111 1111 1111", `a quantity first: 2 × ${R}`],
   ])("credit_card redacts %j", (text, expected) => {
     expect(only("credit_card").redact(text)).toEqual({ text: expected, fired: ["credit_card"] });
   });
@@ -367,5 +387,164 @@ describe("redactStage", () => {
   test("an item already marked redacted stays marked", () => {
     const items = [{ ...makeItem({ id: "a", content: "clean" }), wasRedacted: true }];
     expect(redactStage(items, policy, ctx(all)).items[0]?.wasRedacted).toBe(true);
+  });
+});
+
+describe("stronger PII detectors (issue 14)", () => {
+  const keeps = (name: DetectorName, text: string) =>
+    expect(only(name).redact(text)).toEqual({ text, fired: [] });
+
+  test.each([
+    ['"john doe"@example.com', '"john doe"@example.com'],
+    ["o'brien@example.ie", "o'brien@example.ie"],
+    ["'quoted@example.com'", "quoted@example.com"],
+    ["m\u00fcller@m\u00fcnchen.de", "m\u00fcller@m\u00fcnchen.de"],
+    ["admin@[192.0.2.10]", "admin@[192.0.2.10]"],
+    ["a+b@x.y.example.travel", "a+b@x.y.example.travel"],
+  ])("email: %j redacts %j", (text, hidden) => {
+    expect(only("email").redact(`write to ${text} today`).text).toBe(
+      `write to ${text.replace(hidden, R)} today`,
+    );
+  });
+
+  test.each([
+    "icon@2x.png",
+    "logo@3x.webp",
+    "image@1.5x.jpg",
+    "@types/node",
+    "user@localhost",
+    "root@raspberrypi",
+    "settings@prod.yaml",
+    "backup@2024.tar.gz",
+    "lodash@4.17.21",
+  ])("email keeps %j", (text) => keeps("email", `see ${text} here`));
+
+  test("credit_card: only a whole number, with an issuer prefix that fits its length", () => {
+    // A 22-digit tracking number whose 16-digit windows on either side are Luhn-valid cards.
+    keeps("credit_card", "tracking 9400 4111 1111 1111 1111 22");
+    keeps("credit_card", "tracking 4111 1111 1111 1111 5432 10");
+    keeps("credit_card", "tracking 9241111111111111112345");
+    keeps("credit_card", "IMEI 490154203237518 and ISBN 9780306406157"); // Luhn-valid IMEI; ISBN
+    keeps("credit_card", "order #4716000000000007, EAN 4006381333924");
+    keeps("credit_card", "ORD-4111111111111111 and A4111111111111111B and 4111111111111111.50");
+    expect(only("credit_card").redact("2 4111 1111 1111 1111").text).toBe("2 4111 1111 1111 1111");
+    expect(only("credit_card").redact("Diners 3056 9309 0259 04, JCB 3530111333300000").text).toBe(
+      `Diners ${R}, JCB ${R}`,
+    );
+  });
+
+  test("ibanChecksum: mod 97 = 1 for valid IBANs", () => {
+    for (const iban of [
+      "DE89370400440532013000",
+      "GB82WEST12345698765432",
+      "NO9386011117947",
+      "MT84MALT011000012345MTLCAST001S",
+    ]) {
+      expect(ibanChecksum(iban)).toBe(1);
+    }
+    expect(ibanChecksum("DE89370400440532013001")).not.toBe(1);
+    expect(ibanChecksum("DE89-3704")).toBe(-1);
+  });
+
+  test("iban: country length, check digits, groups of four, boundaries", () => {
+    const iban = only("iban");
+    expect(iban.redact("IBAN DE89 3704 0044 0532 0130 00.").text).toBe(`IBAN ${R}.`);
+    expect(iban.redact("iban de89370400440532013000 and FR1420041010050500013M02606").text).toBe(
+      `iban ${R} and ${R}`,
+    );
+    for (const kept of [
+      "DE89 3704 0044 0532 0130 01", // check digits
+      "DE89 3704 0044 0532 0130 0", // too short for DE
+      "NL91 ABNA 0417 1643 001", // too long for NL
+      "XX89 3704 0044 0532 0130 00", // no such country
+      "DE89 37040 04405 32013 000", // not in fours
+      "DE8937040044 0532 0130 00", // mixed
+      "xDE89370400440532013000",
+      "DE89370400440532013000x",
+    ]) {
+      keeps("iban", kept);
+    }
+  });
+
+  test.each([
+    ["2001:0db8:85a3:0000:0000:8a2e:0370:7334", true],
+    ["2001:db8::1", true],
+    ["::1", true],
+    ["::", true],
+    ["fe80::", true],
+    ["::ffff:192.0.2.1", true],
+    ["64:ff9b::192.0.2.33", true],
+    ["1:2:3:4:5:6:7:8", true],
+    ["1:2:3:4:5:6:7", false],
+    ["1:2:3:4:5:6:7:8:9", false],
+    ["1::2::3", false],
+    ["2001:db8:::1", false],
+    ["12:30:45", false],
+    ["::ffff:192.0.2.256", false],
+    ["1.2.3.4::1", false],
+    ["12345::1", false],
+  ])("isIpv6(%j) is %s", (text, valid) => expect(isIpv6(text)).toBe(valid));
+
+  test("ipv6: addresses, not times, code paths, MACs or byte dumps", () => {
+    expect(only("ipv6").redact("from [2001:db8::1]:443, ::ffff:192.0.2.1 and fe80::1%eth0.").text).toBe(
+      `from [${R}]:443, ${R} and ${R}%eth0.`,
+    );
+    keeps(
+      "ipv6",
+      "at 12:30:45, std::io::Result, Foo::Bar, 00:1A:2B:3C:4D:5E, de:ad:be:ef:00:11:22:33, x :: Int",
+    );
+  });
+
+  test.each([
+    "+44 20 7946 0958",
+    "+33 1 23 45 67 89",
+    "+49 30 123456",
+    "+55 11 91234-5678",
+    "+81 3-1234-5678",
+    "+1 (555) 123-4567",
+    "0044 20 7946 0958",
+    "(030) 1234567",
+    "03-1234-5678",
+    "06-12345678",
+  ])("phone redacts %j without a phone word", (phone) => {
+    expect(only("phone").redact(`see ${phone} ok`).text).toBe(`see ${R} ok`);
+  });
+
+  test("phone: numbers without a trunk prefix need a phone word nearby, and no label of something else", () => {
+    const phone = only("phone");
+    expect(phone.redact("Mi m\u00f3vil es 612 345 678.").text).toBe(`Mi m\u00f3vil es ${R}.`);
+    expect(phone.redact("\u624b\u673a13800138000").text).toBe(`\u624b\u673a${R}`);
+    expect(phone.redact("call me at 0612345678").text).toBe(`call me at ${R}`);
+    for (const kept of [
+      "order 612 345 678",
+      "see 0612345678",
+      "llam\u00e9 por el pedido 612 345 678",
+      "call about invoice 2024-000124",
+      "population 8 045 311 447",
+      "ZIP+4 90210-1234",
+      "NL91 ABNA 0417 1643 001",
+      "call me in 2025 or 2026",
+    ]) {
+      keeps("phone", kept);
+    }
+  });
+
+  test("ipv4: a version or section label before a dotted quad keeps it", () => {
+    keeps("ipv4", "version 1.2.3.4, build 10.0.0.1, section 3.2.1.4, firmware 2.1.0.12");
+    expect(only("ipv4").redact("dev 10.0.0.1 and v\n10.0.0.2").text).toBe(`dev ${R} and v\n${R}`);
+  });
+
+  test("inspectRedaction reports each replaced stretch with its detector, and redacts like compileRedactor", () => {
+    const cfg = redactionSchema.parse({ enabled: true, detectors: [...DETECTORS], patterns: ["ACCT-\\d+"] });
+    const text = "mail a@b.co, IBAN GB82 WEST 1234 5698 7654 32, ACCT-77, a@b.co";
+    const inspected = inspectRedaction(cfg)(text);
+    expect(inspected.hits).toEqual([
+      { detector: "email", match: "a@b.co" },
+      { detector: "email", match: "a@b.co" },
+      { detector: "iban", match: "GB82 WEST 1234 5698 7654 32" },
+      { detector: "custom_0", match: "ACCT-77" },
+    ]);
+    expect({ text: inspected.text, fired: inspected.fired }).toEqual(compileRedactor(cfg).redact(text));
+    expect(inspectRedaction({ ...cfg, enabled: false })(text)).toEqual({ text, fired: [], hits: [] });
   });
 });

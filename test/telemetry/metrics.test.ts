@@ -69,6 +69,9 @@ describe("metrics", () => {
       env: { MEMGATE_KEY_RATE_LIMIT: "40/60" },
       policies: {
         tight: "name: tight\nversion: 1\nrateLimit: { perUser: { points: 1, durationSeconds: 60 } }\n",
+        pii:
+          "name: pii\nversion: 1\nretrieval: { minScore: 0 }\nredaction: { enabled: true, " +
+          "detectors: [email, phone, iban], patterns: [{ name: acct, pattern: 'ACCT-[0-9]+' }] }\n",
       },
     });
     h.zep.acme?.setUser("u-123", memories);
@@ -143,6 +146,34 @@ describe("metrics", () => {
     expect(total(rm, METRICS.policyReloads.otel, { type: "loaded" })).toBeGreaterThanOrEqual(3);
   });
 
+  test("redactions are counted per detector from the redaction stage's trace, never with the text", async () => {
+    h.zep.acme?.setUser("u-pii", [
+      makeCandidate({ id: "r1", content: "Mail ana@example.com or call +44 20 7946 0958.", score: 0.9 }),
+      makeCandidate({ id: "r2", content: "IBAN DE89 3704 0044 0532 0130 00, bob@example.org", score: 0.8 }),
+      makeCandidate({ id: "r3", content: "Account ACCT-4417 is closed.", score: 0.7 }),
+      makeCandidate({ id: "r4", content: "Nothing personal in this one.", score: 0.6 }),
+    ]);
+    const count = (rm: ResourceMetrics, detector: string) => total(rm, METRICS.redactions.otel, { detector });
+    const before = await tel.metrics();
+    await post(body({ userId: "u-pii", policy: "pii" })).expect(200);
+    const rm = await tel.metrics();
+    // One count per memory and detector: two memories held an e-mail address.
+    const delta = (d: string) => count(rm, d) - count(before, d);
+    expect(["email", "phone", "iban", "custom", "ssn"].map(delta)).toEqual([2, 1, 1, 1, 0]);
+    // Every built-in detector's series exists from the start, at 0 until it fires.
+    expect(points(rm, METRICS.redactions.otel).map((p) => p.attributes.detector)).toEqual(
+      expect.arrayContaining(["ipv6", "credit_card", "custom"]),
+    );
+
+    const res = await request(h.app).get("/metrics").expect(200);
+    const family = parsePrometheusText(res.text).get(METRICS.redactions.prometheus);
+    expect(family?.type).toBe("counter");
+    expect(family?.samples.find((s) => s.labels.detector === "email")?.value).toBeGreaterThanOrEqual(2);
+    for (const secret of ["ana@example.com", "7946", "DE89", "ACCT-4417", "acct"]) {
+      expect(res.text).not.toContain(secret);
+    }
+  });
+
   test("a rejected policy change and a caller over its key's rate are counted", async () => {
     const before = await tel.metrics();
     const rejectedBefore = (() => {
@@ -176,6 +207,7 @@ describe("metrics", () => {
       [METRICS.results.prometheus, "histogram"],
       [METRICS.tokens.prometheus, "histogram"],
       [METRICS.dedup.prometheus, "histogram"],
+      [METRICS.redactions.prometheus, "counter"],
       [METRICS.cacheLookups.prometheus, "counter"],
       [METRICS.cacheHitRate.prometheus, "gauge"],
       [METRICS.fallbacks.prometheus, "counter"],

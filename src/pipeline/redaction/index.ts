@@ -2,6 +2,7 @@ import RE2 from "re2";
 import type { CustomPattern, Policy } from "../../policy/schema";
 import type { RedactionResult, Redactor } from "../types";
 import { BUILTIN_DETECTORS, type Span, type Validator } from "./detectors";
+import { requiredLiteral } from "./literal";
 
 /**
  * Compiles a policy's `redaction` block into a `Redactor` (CONTRACT §4 stage 2, §5).
@@ -34,7 +35,7 @@ interface Matcher {
   readonly name: string;
   /** A global JS RegExp or RE2 (which extends RegExp); both are used through `String.prototype.replace`. */
   readonly re: RegExp;
-  readonly requires?: string;
+  readonly requires?: string | ((text: string) => boolean);
   readonly retryInside?: boolean;
   readonly validate?: Validator;
 }
@@ -65,15 +66,20 @@ function splice(match: string, spans: readonly Span[], replacement: string): str
   return out + match.slice(prev);
 }
 
+/** Told each stretch a matcher replaces (the evaluation's `inspectRedaction` only). */
+type OnHit = (name: string, replaced: string) => void;
+
 /**
  * Runs one matcher over `text`; `undefined` when nothing was replaced. An `exec` loop rather than
  * `String.prototype.replace` with a function: node-re2's replace recomputes each match's UTF-16 offset from
  * the start of the text, which is quadratic when a long text has many matches; its `exec` advances from
  * `lastIndex` over a cached UTF-8 copy of the text, which is linear.
  */
-function apply(text: string, matcher: Matcher, replacement: string): string | undefined {
+function apply(text: string, matcher: Matcher, replacement: string, onHit?: OnHit): string | undefined {
   const { re, requires, retryInside, validate } = matcher;
-  if (requires !== undefined && !text.includes(requires)) return undefined;
+  if (requires !== undefined && !(typeof requires === "string" ? text.includes(requires) : requires(text))) {
+    return undefined;
+  }
   let out = "";
   let copied = 0;
   let hit = false;
@@ -91,6 +97,10 @@ function apply(text: string, matcher: Matcher, replacement: string): string | un
       continue;
     }
     hit = true;
+    if (onHit !== undefined) {
+      if (verdict === true) onHit(matcher.name, match);
+      else for (const [start, end] of verdict) onHit(matcher.name, match.slice(start, end));
+    }
     out += text.slice(copied, offset);
     out += verdict === true ? replacement : splice(match, verdict, replacement);
     copied = offset + match.length;
@@ -111,7 +121,9 @@ function compileCustom(pattern: CustomPattern, index: number): Matcher {
       : { name: pattern.name, source: pattern.pattern, flags: pattern.flags ?? "" };
   const allFlags = [...new Set(`${flags}gu`)].join("");
   try {
-    return { name, re: new RE2(source, allFlags) };
+    // Texts without the pattern's required literal (`EMP-` in `\bEMP-\d{6}\b`) are skipped: RE2 pays a
+    // fixed cost per text to convert it to UTF-8, more than the literal search.
+    return { name, re: new RE2(source, allFlags), requires: requiredLiteral(source, allFlags) };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new RedactionPatternError(
@@ -123,26 +135,66 @@ function compileCustom(pattern: CustomPattern, index: number): Matcher {
   }
 }
 
+function redactWith(
+  matchers: readonly Matcher[],
+  replacement: string,
+  text: string,
+  onHit?: OnHit,
+): RedactionResult {
+  const fired: string[] = [];
+  let current = text;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    let changed = false;
+    for (const matcher of matchers) {
+      const out = apply(current, matcher, replacement, onHit);
+      if (out === undefined) continue;
+      changed = true;
+      current = out;
+      if (!fired.includes(matcher.name)) fired.push(matcher.name);
+    }
+    if (!changed) break;
+  }
+  return { text: current, fired };
+}
+
 function makeRedactor(matchers: readonly Matcher[], replacement: string): Redactor {
   return Object.freeze({
     enabled: true,
-    redact(text: string): RedactionResult {
-      const fired: string[] = [];
-      let current = text;
-      for (let pass = 0; pass < MAX_PASSES; pass++) {
-        let changed = false;
-        for (const matcher of matchers) {
-          const out = apply(current, matcher, replacement);
-          if (out === undefined) continue;
-          changed = true;
-          current = out;
-          if (!fired.includes(matcher.name)) fired.push(matcher.name);
-        }
-        if (!changed) break;
-      }
-      return { text: current, fired };
-    },
+    redact: (text: string): RedactionResult => redactWith(matchers, replacement, text),
   });
+}
+
+/** The enabled built-ins in their fixed order, then the custom patterns in file order. */
+function enabledMatchers(cfg: RedactionConfig, custom: readonly Matcher[]): Matcher[] {
+  const enabled = new Set<string>(cfg.detectors);
+  return [...BUILTIN_MATCHERS.filter((m) => enabled.has(m.name)), ...custom];
+}
+
+/** One stretch a detector replaced, as it stood when it was replaced. */
+export interface RedactionHit {
+  detector: string;
+  match: string;
+}
+
+/**
+ * The same redaction as `compileRedactor(cfg)`, which also reports every stretch it replaced: for the
+ * redaction evaluation (`memgate eval-redaction`, src/eval/redaction.ts) only. Never on the request path: a
+ * hit holds the very text redaction hides.
+ *
+ * @throws RedactionPatternError as `compileRedactor`
+ */
+export function inspectRedaction(
+  cfg: RedactionConfig,
+): (text: string) => RedactionResult & { hits: RedactionHit[] } {
+  compileRedactor(cfg);
+  const matchers = cfg.enabled ? enabledMatchers(cfg, cfg.patterns.map(compileCustom)) : [];
+  return (text) => {
+    const hits: RedactionHit[] = [];
+    const result = redactWith(matchers, cfg.replacement, text, (detector, match) => {
+      hits.push({ detector, match });
+    });
+    return { ...result, hits };
+  };
 }
 
 /**
@@ -175,7 +227,5 @@ export function compileRedactor(cfg: RedactionConfig): Redactor {
     }
   });
   if (!cfg.enabled) return NOOP_REDACTOR;
-  const enabled = new Set<string>(cfg.detectors);
-  const builtins = BUILTIN_MATCHERS.filter((m) => enabled.has(m.name));
-  return makeRedactor([...builtins, ...custom], replacement);
+  return makeRedactor(enabledMatchers(cfg, custom), replacement);
 }
