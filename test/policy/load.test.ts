@@ -30,6 +30,7 @@ describe("policy files", () => {
     expect(r.policy.fallbacks.COLLECTION_NOT_FOUND).toBe("empty");
     expect(r.policy.cache).toEqual({ ttlSeconds: 60, staleSeconds: 3600 });
     expect(r.policy.format.timeZone).toBe("UTC");
+    expect(r.policy.format.envelope).toBe("none");
     // Seed 000's clipping and packing unless a file asks for more (policies/default.yaml does).
     expect(r.policy.clip).toEqual({ mode: "leading" });
     expect(r.policy.budget).toEqual({ packing: "truncate", fill: false, maxMemories: 20 });
@@ -92,6 +93,13 @@ describe("policy files", () => {
     expect(
       out.some((l) => l.startsWith("policies/p.yaml:6: fallbacks.ZEP_UNAVAILABLE: Invalid option")),
     ).toBe(true);
+  });
+
+  test("format.envelope: none or tagged, nothing else", () => {
+    const ok = parsePolicyText("name: x\nversion: 1\nformat: {envelope: tagged}\n", "policies/p.yaml");
+    expect(ok.ok && ok.policy.format).toEqual({ timeZone: "UTC", envelope: "tagged" });
+    const out = lines("name: x\nversion: 1\nformat: {timeZone: UTC, envelope: xml}\n");
+    expect(out.some((l) => l.startsWith("policies/p.yaml:3: format.envelope: Invalid option"))).toBe(true);
   });
 
   test("missing name and version are required", () => {
