@@ -1,6 +1,8 @@
 import { Command, CommanderError } from "commander";
 import { serveCommand } from "../server/serve";
 import { type EvalOptions, evalCommand, type Progress } from "./eval";
+import { type EvalInjectionOptions, evalInjectionCommand } from "./eval-injection";
+import { type EvalRedactionOptions, evalRedactionCommand } from "./eval-redaction";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, processIo } from "./io";
 import { keysHashCommand, keysNewCommand } from "./keys";
 import { schemaCommand, validateCommand } from "./policy";
@@ -107,6 +109,37 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option("--max-mean-tokens <n>", "exit 1 if a policy's mean tokens are higher")
     .action(async (opts: EvalOptions) => {
       code = await evalCommand(opts, io, io === processIo ? terminalProgress() : undefined);
+    });
+
+  program
+    .command("eval-redaction")
+    .description(
+      "run the labelled redaction corpus through every built-in detector: recall and false positives per detector",
+    )
+    .option("--corpus <dir>", "directory of labelled .jsonl cases", "eval/redaction")
+    .option("--min-recall <share>", "exit 1 if a detector's recall (or the overall one) is lower (0–1 or %)")
+    .option("--max-fp <n>", "exit 1 if there are more false positives in all")
+    .option("--json", "print the report as JSON", false)
+    .action(async (opts: EvalRedactionOptions) => {
+      code = await evalRedactionCommand(opts, io);
+    });
+
+  program
+    .command("eval-injection")
+    .description(
+      "run the labelled injection cases and the golden set's memories through every injection detector: recall and false positives per detector",
+    )
+    .option("--cases <file>", "labelled cases (JSONL: id, lang, expect, text)", "eval/injection/cases.jsonl")
+    .option(
+      "--memories <file>",
+      'ordinary chat that must not be flagged ("" to skip)',
+      "eval/golden/memories.jsonl",
+    )
+    .option("--min-recall <share>", "exit 1 if a detector's recall is lower (0–1 or %)")
+    .option("--max-fp <n>", "exit 1 if there are more false positives in all (cases and memories)")
+    .option("--json", "print the report as JSON", false)
+    .action(async (opts: EvalInjectionOptions) => {
+      code = await evalInjectionCommand(opts, io);
     });
 
   try {

@@ -5,6 +5,7 @@ import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt } from "./stages/format";
 import { interleaveStage } from "./stages/interleave";
 import { redactStage } from "./stages/redact";
+import { screenStage } from "./stages/screen";
 import { thresholdStage } from "./stages/threshold";
 import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
@@ -82,6 +83,7 @@ export function runPipeline(
   };
 
   if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
+  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx));
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
   run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
@@ -100,6 +102,7 @@ export function runPipeline(
   const memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));
   const systemPrompt = formatSystemPrompt(memories, {
     timeZone: policy.format.timeZone,
+    envelope: policy.format.envelope,
     includedResults: memories.length,
   });
   return {
@@ -131,6 +134,7 @@ function toEntry(item: WorkItem, collection: string, searchType: string): Memory
     ...(item.messageId === undefined ? {} : { messageId: item.messageId }),
     type: item.type,
     ...(item.role === undefined ? {} : { role: item.role }),
+    ...(item.flags === undefined ? {} : { flags: item.flags }),
     provenance,
   };
 }

@@ -1,3 +1,5 @@
+import type { InjectionAction, InjectionDetectorName } from "../policy/schema";
+
 /**
  * Types shared by every stage of the retrieval pipeline (CONTRACT §2, §4).
  * The pipeline is pure: no I/O, no clock except the one the caller passes in.
@@ -38,6 +40,8 @@ export interface WorkItem extends Candidate {
    * memory, while it fits and fewer than `budget.maxMemories` are kept. Never interleaved.
    */
   reserve?: boolean;
+  /** What the injection screen found in a memory it kept (`injection:<detector>`), in detector order. */
+  flags?: string[];
 }
 
 export interface Provenance {
@@ -59,6 +63,11 @@ export interface MemoryEntry {
   messageId?: string;
   type: MemoryType;
   role?: Role;
+  /**
+   * Set only when something was found: `injection:<detector>` for each injection detector that fired on this
+   * memory (policy `injection`, action `flag` or `neutralize`).
+   */
+  flags?: string[];
   provenance: Provenance;
 }
 
@@ -71,7 +80,9 @@ export type TraceReason =
   | "clipped"
   | "truncated_by_budget"
   | "dropped_by_budget"
-  | `redacted:${string}`;
+  | `redacted:${string}`
+  /** `injection:<detector>:<action>`: an injection detector fired and its action (flag, neutralize, drop) applied. */
+  | `injection:${string}`;
 
 /** Why the clip stage kept a sentence (explain). */
 export interface KeptSentence {
@@ -98,6 +109,7 @@ export interface TraceChange {
 
 export type StageName =
   | "redaction"
+  | "injection"
   | "score_threshold"
   | "deduplication"
   | "interleave"
@@ -138,8 +150,31 @@ export interface Redactor {
   redact(text: string): RedactionResult;
 }
 
+/** One injection detector that fired on a text, and what its policy action is. */
+export interface ScreenHit {
+  detector: InjectionDetectorName;
+  action: InjectionAction;
+}
+
+export interface ScreenResult {
+  /** Detectors that fired, in detector order, each once. Never the matched text. */
+  hits: ScreenHit[];
+  /** The text with every `neutralize` match replaced by the marker (the input when none fired). */
+  text: string;
+  /** A detector whose action is `drop` fired. */
+  drop: boolean;
+}
+
+/** A compiled `injection` policy section. Stateless and safe to share between requests. */
+export interface Screener {
+  readonly enabled: boolean;
+  screen(text: string): ScreenResult;
+}
+
 /** Everything a stage may use besides the policy. Built once per policy, never per request. */
 export interface StageContext {
   redactor: Redactor;
+  /** The injection screen (policy `injection`); absent or disabled: the stage does not run. */
+  screener?: Screener;
   tokenizer: Tokenizer;
 }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { addLines, problemsFromZod } from "../config/yaml";
 import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
+import { compileScreener } from "../pipeline/screen";
 import { getTokenizer } from "../pipeline/tokenizers";
 import type { StageContext } from "../pipeline/types";
 import { canonicalJson, sha256Hex } from "./canonical";
@@ -25,7 +26,11 @@ export function compilePolicy(policy: Policy, file = `policy:${policy.name}`): C
     return {
       policy,
       hash: policyHash(policy),
-      ctx: { redactor: compileRedactor(policy.redaction), tokenizer: getTokenizer(policy.tokenizer) },
+      ctx: {
+        redactor: compileRedactor(policy.redaction),
+        screener: compileScreener(policy.injection),
+        tokenizer: getTokenizer(policy.tokenizer),
+      },
     };
   } catch (err) {
     if (err instanceof RedactionPatternError) {

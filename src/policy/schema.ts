@@ -16,9 +16,45 @@ export const CLIP_MODES = ["leading", "relevant", "off"] as const;
 export type ClipMode = (typeof CLIP_MODES)[number];
 /** What the budget does with a memory that does not fit: cut it and stop (seed 000), or leave it out and go on. */
 export const PACKINGS = ["truncate", "skip"] as const;
+/** How the system prompt is wrapped: not at all (seed 000), or in a data-only `<recalled_memories>` envelope. */
+export const ENVELOPES = ["none", "tagged"] as const;
+export type Envelope = (typeof ENVELOPES)[number];
 export type TokenizerName = (typeof TOKENIZERS)[number];
-export const DETECTORS = ["email", "ssn", "credit_card", "phone", "ipv4"] as const;
+/** Secrets detectors (src/pipeline/redaction/secrets.ts): credentials with a known shape, then a context-gated one. */
+export const SECRET_DETECTOR_NAMES = [
+  "private_key",
+  "jwt",
+  "github_token",
+  "aws_access_key",
+  "slack_token",
+  "stripe_key",
+  "google_api_key",
+  "openai_key",
+  "generic_secret",
+] as const;
+export const DETECTORS = [
+  "email",
+  "ssn",
+  "credit_card",
+  "phone",
+  "ipv4",
+  "iban",
+  "ipv6",
+  ...SECRET_DETECTOR_NAMES,
+] as const;
 export type DetectorName = (typeof DETECTORS)[number];
+/** Injection detectors (src/pipeline/screen/detectors.ts): instruction-like content in a recalled memory. */
+export const INJECTION_DETECTORS = [
+  "role_marker",
+  "instruction_override",
+  "tool_call",
+  "exfil_link",
+  "active_html",
+] as const;
+export type InjectionDetectorName = (typeof INJECTION_DETECTORS)[number];
+/** What a firing injection detector does: mark the memory, replace what matched, or leave the memory out. */
+export const INJECTION_ACTIONS = ["flag", "neutralize", "drop"] as const;
+export type InjectionAction = (typeof INJECTION_ACTIONS)[number];
 export const FALLBACK_ACTIONS = ["skip", "empty", "cache"] as const;
 export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];
 export const FALLBACK_CODES = [
@@ -141,6 +177,30 @@ export const redactionSchema = z
   })
   .strict();
 
+export const injectionSchema = z
+  .object({
+    /** Off by default: a policy without `injection` shapes exactly as before. */
+    enabled: z.boolean().default(false),
+    detectors: z
+      .array(z.enum(INJECTION_DETECTORS))
+      .max(INJECTION_DETECTORS.length)
+      .default([...INJECTION_DETECTORS]),
+    /** For every detector without an entry in `actions`. */
+    action: z.enum(INJECTION_ACTIONS).default("flag"),
+    actions: z
+      .object(
+        Object.fromEntries(
+          INJECTION_DETECTORS.map((d) => [d, z.enum(INJECTION_ACTIONS).optional()]),
+        ) as Record<
+          InjectionDetectorName,
+          z.ZodOptional<z.ZodEnum<{ flag: "flag"; neutralize: "neutralize"; drop: "drop" }>>
+        >,
+      )
+      .strict()
+      .default({}),
+  })
+  .strict();
+
 const fallbacksSchema = z
   .object(
     Object.fromEntries(FALLBACK_CODES.map((c) => [c, z.enum(FALLBACK_ACTIONS).optional()])) as Record<
@@ -171,6 +231,7 @@ export const policySchema = z
     clip: clipSchema.default(clipSchema.parse({})),
     budget: budgetSchema.default(budgetSchema.parse({})),
     redaction: redactionSchema.default(redactionSchema.parse({})),
+    injection: injectionSchema.default(injectionSchema.parse({})),
     tokenizer: z.enum(TOKENIZERS).default("o200k_base"),
     fallbacks: fallbacksSchema,
     cache: z
@@ -196,9 +257,14 @@ export const policySchema = z
           .string()
           .refine(isValidTimeZone, "an IANA time zone such as UTC or Europe/Paris")
           .default("UTC"),
+        /**
+         * `none` (seed 000): the block alone. `tagged`: one line saying the memories are recalled data, not
+         * instructions, then the block inside `<recalled_memories>` … `</recalled_memories>`.
+         */
+        envelope: z.enum(ENVELOPES).default("none"),
       })
       .strict()
-      .default({ timeZone: "UTC" }),
+      .default({ timeZone: "UTC", envelope: "none" }),
     zep: z
       .object({
         scopes: z.array(z.enum(ZEP_SCOPES)).min(1).max(ZEP_SCOPES.length).default(["edges", "episodes"]),

@@ -38,6 +38,13 @@ export const METRICS = {
     description: "Share of the candidates entering dedup that were duplicates (0–1)",
     unit: "1",
   },
+  redactions: {
+    otel: "redaction.redactions",
+    prometheus: "memgate_redactions_total",
+    description:
+      "Memories in which a redaction detector replaced something, by detector (custom patterns: custom)",
+    unit: "{memory}",
+  },
   cacheLookups: {
     otel: "retrieval.cache.lookups",
     prometheus: "memgate_retrieval_cache_lookups_total",
@@ -93,6 +100,13 @@ export const METRICS = {
     description:
       "Upstream answers over the read bound (8 MiB) on shaped calls, by backend: the read stopped, the fallback answered",
     unit: "{response}",
+  },
+  injectionFlags: {
+    otel: "injection.flags",
+    prometheus: "memgate_injection_flags_total",
+    description:
+      "Recalled memories an injection detector fired on (policy injection), by detector and the action taken (flag, neutralize, drop)",
+    unit: "{memory}",
   },
   circuitState: {
     otel: "backend.circuit_state",

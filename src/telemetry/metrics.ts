@@ -1,8 +1,9 @@
 /**
  * memgate's instruments, through the OpenTelemetry metrics API (no-op until an SDK registers a MeterProvider).
  * Labels are low-cardinality by construction: backend, policy name, cache result, fallback code/action,
- * operation, outcome, scope, and (on the circuit gauge only) the tenant id from the operator's tenants file.
- * Never a user id, key, tenant-supplied string or query.
+ * operation, outcome, scope, redaction detector (built-in names, custom patterns as `custom`), and (on the
+ * circuit gauge only) the tenant id from the operator's tenants file. Never a user id, key, tenant-supplied
+ * string or query.
  */
 import {
   type Attributes,
@@ -13,6 +14,7 @@ import {
   type ObservableResult,
 } from "@opentelemetry/api";
 import type { RegistryEvent } from "../policy/registry";
+import { DETECTORS, INJECTION_ACTIONS, INJECTION_DETECTORS } from "../policy/schema";
 import type { RetrievalMetadata } from "../retrieval/payload";
 import { METRICS } from "./catalogue";
 import { SlidingHitRate } from "./hit-rate";
@@ -33,6 +35,7 @@ interface Instruments {
   results: Histogram;
   tokens: Histogram;
   dedup: Histogram;
+  redactions: Counter;
   cacheLookups: Counter;
   fallbacks: Counter;
   backendLatency: Histogram;
@@ -41,6 +44,7 @@ interface Instruments {
   policyOrphans: Counter;
   rateLimited: Counter;
   upstreamOversized: Counter;
+  injectionFlags: Counter;
 }
 
 /** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
@@ -99,6 +103,7 @@ function create(provider: MeterProvider): Instruments {
     results: histogram(METRICS.results, COUNT_BUCKETS),
     tokens: histogram(METRICS.tokens, TOKEN_BUCKETS),
     dedup: histogram(METRICS.dedup, RATIO_BUCKETS),
+    redactions: counter(METRICS.redactions),
     cacheLookups: counter(METRICS.cacheLookups),
     fallbacks: counter(METRICS.fallbacks),
     backendLatency: histogram(METRICS.backendLatency, LATENCY_BUCKETS_MS),
@@ -107,14 +112,19 @@ function create(provider: MeterProvider): Instruments {
     policyOrphans: counter(METRICS.policyOrphans),
     rateLimited: counter(METRICS.rateLimited),
     upstreamOversized: counter(METRICS.upstreamOversized),
+    injectionFlags: counter(METRICS.injectionFlags),
   };
   // Counters whose label sets are known up front start at 0: a series that exists before its first event keeps
   // `rate()` and `increase()` alerts correct (no "absent" series).
   for (const scope of RATE_LIMIT_SCOPES) instruments.rateLimited.add(0, { scope });
+  for (const detector of REDACTION_LABELS) instruments.redactions.add(0, { detector });
   for (const type of ["loaded", "reloaded"]) instruments.policyReloads.add(0, { type });
   instruments.policyRejections.add(0);
   instruments.policyOrphans.add(0);
   for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
+  for (const detector of INJECTION_DETECTORS) {
+    for (const action of INJECTION_ACTIONS) instruments.injectionFlags.add(0, { detector, action });
+  }
   return instruments;
 }
 
@@ -147,6 +157,44 @@ export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number): voi
 export function recordDedup(policy: string, backend: string, input: number, duplicates: number): void {
   if (input <= 0) return;
   instruments().dedup.record(duplicates / input, { policy, backend });
+}
+
+/** The `detector` label values: the built-in detectors, and `custom` for every custom pattern. */
+const REDACTION_LABELS: readonly string[] = [...DETECTORS, "custom"];
+const BUILTIN_DETECTOR_NAMES: ReadonlySet<string> = new Set(DETECTORS);
+
+/**
+ * The redaction stage of one pipeline run, from its trace: each `redacted:<detector>` change is one memory in
+ * which that detector replaced something. Custom patterns count as `custom` (their names come from policies
+ * and request overrides, so they are not a bounded label); a custom pattern named like a built-in counts as
+ * that built-in. Only names are read, never text.
+ */
+export function recordRedactions(changes: ReadonlyArray<{ reason: string }>): void {
+  if (changes.length === 0) return;
+  const counts = new Map<string, number>();
+  for (const { reason } of changes) {
+    if (!reason.startsWith("redacted:")) continue;
+    const name = reason.slice("redacted:".length);
+    const detector = BUILTIN_DETECTOR_NAMES.has(name) ? name : "custom";
+    counts.set(detector, (counts.get(detector) ?? 0) + 1);
+  }
+  if (counts.size === 0) return;
+  const { redactions } = instruments();
+  for (const [detector, n] of counts) redactions.add(n, { detector });
+}
+
+/**
+ * The injection stage of one pipeline run: one count per memory and detector that fired, from its trace changes
+ * (`injection:<detector>:<action>`). Labels come from the policy schema's closed lists, never from the memory.
+ */
+export function recordInjection(changes: ReadonlyArray<{ reason: string }>): void {
+  if (changes.length === 0) return;
+  const counter = instruments().injectionFlags;
+  for (const { reason } of changes) {
+    const [kind, detector, action] = reason.split(":");
+    if (kind !== "injection" || detector === undefined || action === undefined) continue;
+    counter.add(1, { detector, action });
+  }
 }
 
 /** One call to a backend adapter; `outcome` is "ok" or the BackendError kind ("error" for anything else). */

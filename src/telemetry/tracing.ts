@@ -19,7 +19,7 @@ import type { StageTrace } from "../pipeline/types";
 import { FALLBACK_CODES } from "../policy/schema";
 import type { RetrievalOutcome } from "../retrieval/outcome";
 import type { RetrievalPayload } from "../retrieval/payload";
-import { recordDedup, recordRetrieval } from "./metrics";
+import { recordDedup, recordInjection, recordRedactions, recordRetrieval } from "./metrics";
 import { hashUser } from "./redact";
 
 export const TRACER_NAME = "memgate";
@@ -192,7 +192,9 @@ function stageAttributes(t: StageTrace): Attributes {
 
 /**
  * Times the policy stages of one pipeline run: one `memgate.stage.<stage>` span each (children of the span
- * active now, with the stage's own start and end), and the `retrieval.dedup_ratio` metric.
+ * active now, with the stage's own start and end), and the `retrieval.dedup_ratio`, `redaction.redactions` and
+ * `injection.flags` metrics. The injection stage's span carries `memgate.stage.flagged`, `.neutralized` and
+ * `.dropped` (memories per action, from its trace detail), never what matched.
  */
 export function pipelineObserver(policy: string, backend: string): PipelineObserver {
   const parent = context.active();
@@ -200,6 +202,8 @@ export function pipelineObserver(policy: string, backend: string): PipelineObser
   return {
     now: () => performance.now(),
     stage(t, startedAt, endedAt) {
+      if (t.stage === "redaction") recordRedactions(t.changes);
+      if (t.stage === "injection") recordInjection(t.changes);
       if (t.stage === "deduplication") {
         const duplicates = t.changes.filter((c) => c.reason.startsWith("duplicate_of:")).length;
         recordDedup(policy, backend, t.in, duplicates);

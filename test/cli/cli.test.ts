@@ -204,6 +204,17 @@ describe("memgate policy schema", () => {
       "credit_card",
       "phone",
       "ipv4",
+      "iban",
+      "ipv6",
+      "private_key",
+      "jwt",
+      "github_token",
+      "aws_access_key",
+      "slack_token",
+      "stripe_key",
+      "google_api_key",
+      "openai_key",
+      "generic_secret",
     ]);
     expect(at(schema, "properties", "fallbacks", "properties", "ZEP_UNAVAILABLE", "enum")).toEqual([
       "skip",
