@@ -548,3 +548,43 @@ describe("stronger PII detectors (issue 14)", () => {
     expect(inspectRedaction({ ...cfg, enabled: false })(text)).toEqual({ text, fired: [], hits: [] });
   });
 });
+
+describe("redaction sees what the prompt shows (issue 14)", () => {
+  test("a card number or e-mail split by zero-width or bidi characters is still redacted", async () => {
+    const { runPipeline } = await import("../../src/pipeline");
+    const { compilePolicy } = await import("../../src/policy/compile");
+    const { policySchema } = await import("../../src/policy/schema");
+    const compiled = compilePolicy(
+      policySchema.parse({
+        name: "split",
+        version: 1,
+        tokenizer: "approx",
+        retrieval: { minScore: 0 },
+        redaction: { enabled: true, detectors: ["credit_card", "email"] },
+      }),
+    );
+    const content = "Pay with 4111 11\u200b11 1111 1\u202e111 or write to ana\u2060@example.\u200dcom please.";
+    const result = runPipeline(
+      {
+        userId: "u",
+        query: "pay",
+        backend: "local",
+        candidates: [
+          {
+            id: "m1",
+            content,
+            score: 0.9,
+            timestamp: "2026-01-01T00:00:00Z",
+            sessionId: "s",
+            type: "fact",
+          },
+        ],
+      },
+      compiled,
+    );
+    const [memory] = result.memories;
+    expect(memory?.content).not.toMatch(/4111|ana@|example\.com/);
+    expect(result.systemPrompt).not.toMatch(/4111|ana@|example\.com/);
+    expect(memory?.provenance.wasRedacted).toBe(true);
+  });
+});

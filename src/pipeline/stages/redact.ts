@@ -1,4 +1,5 @@
 import type { Policy } from "../../policy/schema";
+import { removeInvisible } from "../text/neutralize";
 import type { StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
 /**
@@ -6,13 +7,18 @@ import type { StageContext, StageResult, TraceChange, WorkItem } from "../types"
  * policy by `compileRedactor`) over every candidate's content, before anything is cached, logged or traced.
  * Never drops a candidate. Returns new items; the inputs are not mutated. The trace names, per candidate,
  * each detector that fired (`redacted:<detector>`), never the text it replaced.
+ *
+ * Detectors read the content as the prompt will show it: with invisible and control characters removed
+ * (`removeInvisible`, the format stage's own first step), so a zero-width space inside a card number or a key
+ * cannot split it past its detector and then vanish in the prompt. A redacted memory keeps that cleaned text;
+ * one where nothing fired keeps its content as it came.
  */
 export function redactStage(items: WorkItem[], _policy: Policy, ctx: StageContext): StageResult {
   const { redactor } = ctx;
   const changes: TraceChange[] = [];
   const out = items.map((item): WorkItem => {
     if (!redactor.enabled) return { ...item };
-    const { text, fired } = redactor.redact(item.content);
+    const { text, fired } = redactor.redact(removeInvisible(item.content));
     if (fired.length === 0) return { ...item };
     for (const detector of fired) changes.push({ id: item.id, reason: `redacted:${detector}` });
     return { ...item, content: text, wasRedacted: true, originalLength: text.length };
