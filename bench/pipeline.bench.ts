@@ -611,7 +611,10 @@ async function relevantSection(): Promise<{ text: string; shipped: Measured | un
 
 // ---- injection screening -----------------------------------------------------------------------------
 
-/** The issue's goal: p99 ≤ 1 ms at 16 × ~500 characters with every injection detector on (cl100k_base). */
+/**
+ * The issue's goal: p99 ≤ 1 ms at 16 × ~500 characters with every detector on (cl100k_base): every screening
+ * detector, and every screening and redaction detector with the tagged envelope.
+ */
 const INJECTION_GOAL_MS = 1;
 
 /** Injected content (from eval/injection/cases.jsonl), one per kind, appended to some candidates. */
@@ -667,6 +670,16 @@ async function injectionSection(sets: Candidate[][]): Promise<{ text: string; wo
       sets: injected,
       redaction: true,
     },
+    {
+      label: "every redaction + screening detector, envelope (issue 14 goal)",
+      compiled: compile(base, {
+        injection: flagAll,
+        redaction: { ...strictPii.redaction, enabled: true, detectors: [...DETECTORS], patterns: [] },
+        format: { ...base.format, envelope: "tagged" },
+      }),
+      sets: injected,
+      redaction: true,
+    },
   ].map((c) => ({ ...c, tokenizer: "cl100k_base" as const }));
   const measured = await measureMatrix(cases, 4);
   const rows = measured.map((m, i) => {
@@ -705,9 +718,9 @@ async function injectionSection(sets: Candidate[][]): Promise<{ text: string; wo
       `${table(["cl100k_base, 16 × ~500 chars", "calls", "median ms", "p99 ms", "CPU p99", "heap/call", "detector hits/call", "dropped/call"], rows, ["left"])}\n` +
       `the injection stage alone (16 candidates): ${us(cleanStage.median)} µs median on the clean lists, ` +
       `${us(stage.median)} µs with 2/16 injected (neutralize/drop)`,
-    // The goal is screening's: the rows with every detector on and redaction off.
+    // The goal (issue 14): the rows with every screening detector on, and the one with every redaction detector too.
     worst: measured
-      .slice(1, 3)
+      .filter((_, i) => i === 1 || i === 2 || i === 4)
       .reduce<Measured | undefined>(
         (w, m) => (w === undefined || m.wall.p99 > w.wall.p99 ? m : w),
         undefined,
