@@ -563,7 +563,8 @@ describe("redaction sees what the prompt shows (issue 14)", () => {
         redaction: { enabled: true, detectors: ["credit_card", "email"] },
       }),
     );
-    const content = "Pay with 4111 11\u200b11 1111 1\u202e111 or write to ana\u2060@example.\u200dcom please.";
+    const content =
+      "Pay with 4111 11\u200b11 1111 1\u202e111 or write to ana\u2060@example.\u200dcom please.";
     const result = runPipeline(
       {
         userId: "u",
