@@ -10,16 +10,20 @@ import type { StageContext, StageResult, TraceChange, WorkItem } from "../types"
  *
  * Detectors read the content as the prompt will show it: with invisible and control characters removed
  * (`removeInvisible`, the format stage's own first step), so a zero-width space inside a card number or a key
- * cannot split it past its detector and then vanish in the prompt. A redacted memory keeps that cleaned text;
- * one where nothing fired keeps its content as it came.
+ * cannot split it past its detector and then vanish in the prompt. With redaction on, every memory keeps that
+ * cleaned text (so no detector matches its content either, whatever invisible characters it came with).
  */
 export function redactStage(items: WorkItem[], _policy: Policy, ctx: StageContext): StageResult {
   const { redactor } = ctx;
   const changes: TraceChange[] = [];
   const out = items.map((item): WorkItem => {
     if (!redactor.enabled) return { ...item };
-    const { text, fired } = redactor.redact(removeInvisible(item.content));
-    if (fired.length === 0) return { ...item };
+    const cleaned = removeInvisible(item.content);
+    const { text, fired } = redactor.redact(cleaned);
+    if (fired.length === 0)
+      return cleaned === item.content
+        ? { ...item }
+        : { ...item, content: cleaned, originalLength: cleaned.length };
     for (const detector of fired) changes.push({ id: item.id, reason: `redacted:${detector}` });
     return { ...item, content: text, wasRedacted: true, originalLength: text.length };
   });
