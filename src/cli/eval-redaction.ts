@@ -1,43 +1,14 @@
-import { GoldenSetError } from "../eval/golden";
 import {
   checkRedactionGates,
   evaluateRedaction,
   loadRedactionCorpus,
-  type RedactionGates,
   redactionReportText,
 } from "../eval/redaction";
-import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
+import { type DetectionGateOptions, runDetectionEval } from "./detection-eval";
+import type { CliIo } from "./io";
 
-export interface EvalRedactionOptions {
+export interface EvalRedactionOptions extends DetectionGateOptions {
   corpus: string;
-  minRecall?: string;
-  maxFp?: string;
-  json?: boolean;
-}
-
-/** A bad argument: one line naming the option, exit 2. */
-class UsageError extends Error {}
-
-function gatesOf(opts: EvalRedactionOptions): RedactionGates {
-  const gates: RedactionGates = {};
-  if (opts.minRecall !== undefined) {
-    const v = opts.minRecall;
-    const n = Number(v.endsWith("%") ? Number(v.slice(0, -1)) / 100 : v);
-    if (v.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) {
-      throw new UsageError(
-        `--min-recall: must be a share from 0 to 1 (or 0% to 100%) (got ${JSON.stringify(v)})`,
-      );
-    }
-    gates.minRecall = n;
-  }
-  if (opts.maxFp !== undefined) {
-    const n = Number(opts.maxFp);
-    if (opts.maxFp.trim() === "" || !Number.isInteger(n) || n < 0) {
-      throw new UsageError(`--max-fp: must be an integer from 0 (got ${JSON.stringify(opts.maxFp)})`);
-    }
-    gates.maxFalsePositives = n;
-  }
-  return gates;
 }
 
 /**
@@ -45,20 +16,9 @@ function gatesOf(opts: EvalRedactionOptions): RedactionGates {
  * corpus through every built-in detector (src/eval/redaction.ts). Exit 0, 1 when a gate is not met, 2 when the
  * corpus or an option is invalid.
  */
-export async function evalRedactionCommand(opts: EvalRedactionOptions, io: CliIo): Promise<number> {
-  try {
-    const gates = gatesOf(opts);
+export function evalRedactionCommand(opts: EvalRedactionOptions, io: CliIo): Promise<number> {
+  return runDetectionEval("eval-redaction", opts, io, async (gates) => {
     const report = evaluateRedaction(await loadRedactionCorpus(opts.corpus), opts.corpus);
-    const failed = checkRedactionGates(report, gates);
-    if (opts.json === true) io.out(JSON.stringify({ ...report, failedGates: failed }, null, 2));
-    else io.out(redactionReportText(report));
-    for (const line of failed) io.err(`eval-redaction: ${line}`);
-    return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof GoldenSetError) {
-      io.err(`eval-redaction: ${err.message}`);
-      return EXIT_INVALID;
-    }
-    throw err;
-  }
+    return { report, text: redactionReportText(report), failed: checkRedactionGates(report, gates) };
+  });
 }
