@@ -12,6 +12,7 @@ import { BackendError } from "../../src/backends/types";
 import { createZepBackend } from "../../src/backends/zep";
 import { instrumentBackend } from "../../src/telemetry/backend";
 import { makePolicy } from "../helpers/items";
+import { total } from "../telemetry/points";
 import { installTelemetry } from "../telemetry/setup";
 
 /** Stops by itself after this much, so a reader without a bound cannot run the test forever. */
@@ -93,11 +94,7 @@ describe("an upstream answer without end", () => {
       await zep.search(request()).catch(() => undefined);
       await expectCutOff();
       const rm = await telemetry.metrics();
-      const metric = rm.scopeMetrics
-        .flatMap((s) => s.metrics)
-        .find((m) => m.descriptor.name === "upstream.oversized");
-      const zepPoint = metric?.dataPoints.find((p) => p.attributes.backend === "zep");
-      expect(zepPoint?.value).toBe(1);
+      expect(total(rm, "upstream.oversized", { backend: "zep" })).toBe(1);
     } finally {
       await telemetry.close();
     }

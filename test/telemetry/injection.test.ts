@@ -3,14 +3,14 @@
  * `memgate.stage.injection` span (counts per action) and the `injection.flags` metric by detector and action,
  * every series from 0. Nothing of what matched reaches a span or a metric.
  */
-import type { Attributes } from "@opentelemetry/api";
-import { DataPointType, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import request from "supertest";
 import { INJECTION_MARKER } from "../../src/pipeline/screen";
 import { INJECTION_ACTIONS, INJECTION_DETECTORS } from "../../src/policy/schema";
 import { METRICS } from "../../src/telemetry/catalogue";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
+import { type Point, points } from "./points";
 import { parsePrometheusText } from "./prom-parse";
 import { attributeTexts, installTelemetry, spanNamed, type TestTelemetry } from "./setup";
 
@@ -37,14 +37,8 @@ const memories = [
   makeCandidate({ id: "m3", content: "Ana orders an oat milk flat white.", score: 0.7 }),
 ];
 
-function flagPoints(rm: ResourceMetrics): Array<{ attributes: Attributes; value: number }> {
-  const metric = rm.scopeMetrics
-    .flatMap((s) => s.metrics)
-    .find((m) => m.descriptor.name === METRICS.injectionFlags.otel);
-  if (metric === undefined || metric.dataPointType !== DataPointType.SUM)
-    throw new Error("no injection counter");
-  return metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value }));
-}
+/** The injection counter's points (it exists from the first collection: its series start at 0). */
+const flagPoints = (rm: ResourceMetrics): Point[] => points(rm, METRICS.injectionFlags.otel);
 
 describe("injection screening telemetry", () => {
   let tel: TestTelemetry;

@@ -5,11 +5,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Attributes } from "@opentelemetry/api";
-import { DataPointType, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import request from "supertest";
 import { METRICS } from "../../src/telemetry/catalogue";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
+import { points, total } from "./points";
 import { parsePrometheusText } from "./prom-parse";
 import { installTelemetry, type TestTelemetry } from "./setup";
 
@@ -26,35 +27,6 @@ const memories = [
   makeCandidate({ id: "f2", content: "ana orders an oat milk flat white", score: 0.6 }),
   makeCandidate({ id: "m1", content: "Make it decaf today, please.", score: 0.55, type: "message" }),
 ];
-
-interface Point {
-  attributes: Attributes;
-  /** Counter/gauge value, or a histogram's count. */
-  value: number;
-  sum?: number;
-}
-
-function points(rm: ResourceMetrics, name: string): Point[] {
-  const metric = rm.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
-  if (metric === undefined) throw new Error(`no metric ${name}`);
-  if (metric.dataPointType === DataPointType.HISTOGRAM) {
-    return metric.dataPoints.map((p) => ({
-      attributes: p.attributes,
-      value: p.value.count,
-      sum: p.value.sum,
-    }));
-  }
-  if (metric.dataPointType === DataPointType.EXPONENTIAL_HISTOGRAM)
-    throw new Error("unexpected histogram type");
-  return metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value }));
-}
-
-/** The sum of the values of the points whose attributes include `match`. */
-function total(rm: ResourceMetrics, name: string, match: Attributes = {}): number {
-  return points(rm, name)
-    .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
-    .reduce((s, p) => s + p.value, 0);
-}
 
 describe("metrics", () => {
   let tel: TestTelemetry;
