@@ -589,3 +589,19 @@ describe("redaction sees what the prompt shows (issue 14)", () => {
     expect(memory?.provenance.wasRedacted).toBe(true);
   });
 });
+
+describe("phone context stays on the number's line (each memory is one line of the prompt)", () => {
+  const phone = compileRedactor({
+    enabled: true,
+    detectors: ["phone"],
+    patterns: [],
+    replacement: "[REDACTED]",
+  });
+  test("a phone word on another line, or before a ⏎, does not make a bare number a phone number", () => {
+    expect(phone.redact('"Call me later!..."\n- 612 345 678 (confidence: 1.00)').fired).toEqual([]);
+    expect(phone.redact("call me later ⏎ 612 345 678").fired).toEqual([]);
+  });
+  test("on the same line it still does", () => {
+    expect(phone.redact("call me on 612 345 678").fired).toEqual(["phone"]);
+  });
+});

@@ -460,9 +460,29 @@ function continuesNumber(text: string, offset: number): boolean {
   return LEADING_GROUP.test(before(text, offset, 6)) || ACCOUNT_PREFIX.test(before(text, offset, 48));
 }
 
-/** A phone word within 40 characters before the number or 20 after it. */
+/** A line break, or the ` ⏎ ` the prompt shows for one (src/pipeline/text/neutralize.ts). */
+const LINE_BREAK = /[\n\r\u2028\u2029\u23ce]/;
+
+/** `window` up to its last line break (`fromEnd`) or from its first one on. */
+function sameLine(window: string, fromEnd: boolean): string {
+  if (fromEnd) {
+    for (let i = window.length - 1; i >= 0; i--)
+      if (LINE_BREAK.test(window[i] ?? "")) return window.slice(i + 1);
+    return window;
+  }
+  const at = window.search(LINE_BREAK);
+  return at < 0 ? window : window.slice(0, at);
+}
+
+/**
+ * A phone word within 40 characters before the number or 20 after it, on the same line: in the system prompt
+ * each memory is one line, so a word in one memory never makes a number in another one a phone number.
+ */
 function phoneContext(text: string, start: number, end: number): boolean {
-  return PHONE_WORDS.test(before(text, start, 40)) || PHONE_WORDS.test(text.slice(end, end + 20));
+  return (
+    PHONE_WORDS.test(sameLine(before(text, start, 40), true)) ||
+    PHONE_WORDS.test(sameLine(text.slice(end, end + 20), false))
+  );
 }
 
 /**
