@@ -32,6 +32,13 @@ export const METRICS = {
     description: "Tokens of the memories returned by one retrieval, by the policy's tokenizer",
     unit: "{token}",
   },
+  tokenBudgetUsed: {
+    otel: "retrieval.token_budget_used",
+    prometheus: "memgate_retrieval_token_budget_used_ratio",
+    description:
+      "Share of the policy's token budget (retrieval.maxTokens) taken by the memories one retrieval returned (0–1)",
+    unit: "1",
+  },
   dedup: {
     otel: "retrieval.dedup_ratio",
     prometheus: "memgate_retrieval_dedup_ratio",

@@ -25,6 +25,7 @@ const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 75
 const COUNT_BUCKETS = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50];
 const TOKEN_BUCKETS = [0, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000];
 const RATIO_BUCKETS = [0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+const BUDGET_BUCKETS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1];
 
 export const RATE_LIMIT_SCOPES = ["key", "user", "backend"] as const;
 export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
@@ -34,6 +35,7 @@ interface Instruments {
   latency: Histogram;
   results: Histogram;
   tokens: Histogram;
+  tokenBudgetUsed: Histogram;
   dedup: Histogram;
   redactions: Counter;
   cacheLookups: Counter;
@@ -102,6 +104,7 @@ function create(provider: MeterProvider): Instruments {
     latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
     results: histogram(METRICS.results, COUNT_BUCKETS),
     tokens: histogram(METRICS.tokens, TOKEN_BUCKETS),
+    tokenBudgetUsed: histogram(METRICS.tokenBudgetUsed, BUDGET_BUCKETS),
     dedup: histogram(METRICS.dedup, RATIO_BUCKETS),
     redactions: counter(METRICS.redactions),
     cacheLookups: counter(METRICS.cacheLookups),
@@ -148,6 +151,8 @@ export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number): voi
   i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome });
   i.results.record(meta.includedResults, base);
   i.tokens.record(meta.totalTokens, base);
+  // Tokens used against the budget they were packed into (the policy's maxTokens after request overrides).
+  if (meta.config.maxTokens > 0) i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, base);
   i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache });
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
   if (meta.fallback !== null) i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action });

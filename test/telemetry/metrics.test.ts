@@ -82,6 +82,14 @@ describe("metrics", () => {
     ).toBeGreaterThan(0);
     const tokens = points(rm, METRICS.tokens.otel).find((p) => p.attributes.outcome === "ok");
     expect(tokens?.sum).toBeGreaterThan(0);
+    // Budget used: one ratio per retrieval, tokens over the policy's maxTokens (default: 1500), same labels.
+    const okDefault = (p: { attributes: Attributes }) =>
+      p.attributes.outcome === "ok" && p.attributes.policy === "default";
+    const used = points(rm, METRICS.tokens.otel).find(okDefault);
+    const budget = points(rm, METRICS.tokenBudgetUsed.otel).find(okDefault);
+    expect(budget?.value).toBe(used?.value);
+    expect(budget?.sum ?? 0).toBeGreaterThan(0);
+    expect((budget?.sum ?? 0) * 1500).toBeCloseTo(used?.sum ?? -1, 6);
 
     const dedup = points(rm, METRICS.dedup.otel).find((p) => p.attributes.policy === "default");
     expect(dedup?.value).toBeGreaterThanOrEqual(1);
@@ -178,6 +186,7 @@ describe("metrics", () => {
       [METRICS.latency.prometheus, "histogram"],
       [METRICS.results.prometheus, "histogram"],
       [METRICS.tokens.prometheus, "histogram"],
+      [METRICS.tokenBudgetUsed.prometheus, "histogram"],
       [METRICS.dedup.prometheus, "histogram"],
       [METRICS.redactions.prometheus, "counter"],
       [METRICS.cacheLookups.prometheus, "counter"],
