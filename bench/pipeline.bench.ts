@@ -1,5 +1,5 @@
 /**
- * `npm run bench` — the retrieval pipeline (CONTRACT §4 stages 2–8 + format, i.e. `runPipeline`) on generated
+ * `npm run bench` — the retrieval pipeline (docs/policy.md#the-pipeline: stages 2–8 + format, i.e. `runPipeline`) on generated
  * candidates, per tokenizer, redaction off and on. Prints figures; exits 0 whether or not a goal is met (it is
  * a report, not a test). Run alone with `npx tsx bench/pipeline.bench.ts [--quick]`.
  *

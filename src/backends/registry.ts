@@ -12,7 +12,7 @@ export type BackendDecorator = (backend: Backend, where: { name: BackendName; te
 
 /**
  * Backend instances per tenant, built lazily from that tenant's own credentials and reused. A tenant can only
- * reach the backends its configuration names (CONTRACT §8). Local stores are shared by data file.
+ * reach the backends its configuration names (docs/configuration.md#tenants-file). Local stores are shared by data file.
  */
 export class BackendProvider {
   private readonly instances = new Map<string, Promise<Backend>>();

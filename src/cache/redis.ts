@@ -9,7 +9,7 @@ interface StoredEntry {
 }
 
 /**
- * The payload cache in Redis, shared by every replica (CONTRACT §9). Values are JSON
+ * The payload cache in Redis, shared by every replica (docs/configuration.md#several-replicas-redis). Values are JSON
  * `{payload, storedAt, freshUntil}` written with `SET … PX (ttl + stale)`: Redis drops an entry once it is too old
  * even to be served stale. Never throws: a Redis error, a disconnected client or an unreadable value is a miss
  * (reads) or a no-op (writes), logged at most once per interval.

@@ -92,7 +92,7 @@ function capped(work: Promise<void>, ms: number): Promise<void> {
 }
 
 /**
- * Identical concurrent requests (same cache key) cause one backend call (CONTRACT §9): within a replica they share
+ * Identical concurrent requests (same cache key) cause one backend call (docs/configuration.md#several-replicas-redis): within a replica they share
  * one promise; across replicas the first takes a short lock (`FlightLock`) and the others poll the cache for its
  * result, for at most `waitMs`, then compute themselves if it did not come (a dead or slow leader costs time, never
  * an answer). The leader answers as soon as it has computed; `store` then writes the result and only after that is the

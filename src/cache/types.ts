@@ -10,7 +10,7 @@ export interface CacheLookup {
   storedAt: number;
 }
 
-/** The payload cache (CONTRACT §3 `cache` fallback, seed 000's 60 s TTL). Failures never throw: they miss. */
+/** The payload cache (the `cache` fallback, docs/api.md#eligibility-and-fallbacks; seed 000's 60 s TTL). Failures never throw: they miss. */
 export interface PayloadCache {
   readonly kind: "memory" | "redis";
   get(key: string): Promise<CacheLookup | undefined>;

@@ -42,7 +42,8 @@ export function policyJsonSchema(): Record<string, unknown> {
     ...schema,
     $id: "https://memgate.dev/schemas/policy.json",
     title: "memgate retrieval policy",
-    description: "One retrieval policy (CONTRACT §5). Ranges are seed 000's AdminMemorySettings.",
+    description:
+      "One memgate retrieval policy (docs/policy.md#fields). Ranges are seed 000's AdminMemorySettings.",
   };
 }
 

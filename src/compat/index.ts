@@ -1,5 +1,5 @@
 /**
- * Drop-in compatibility (CONTRACT §7): existing Zep and OpenMemory clients keep their SDKs and change only the
+ * Drop-in compatibility (docs/adopting.md): existing Zep and OpenMemory clients keep their SDKs and change only the
  * base URL. Zep v3 lives under `/api/v2` (./zep), OpenMemory at the root (`/memory/*`, `/users/*`, `/health`,
  * `/sectors`; ./openmemory). Neither touches `/v1/*`, `/healthz`, `/readyz` or `/metrics`.
  * How a client adopts memgate: README.md, "Adopting memgate"; the request path: docs/request-lifecycle.md.

@@ -1,5 +1,5 @@
 /**
- * The transparent half of the drop-in compatibility (CONTRACT §7): a request the gateway does not shape goes to
+ * The transparent half of the drop-in compatibility (docs/adopting.md#the-proxy): a request the gateway does not shape goes to
  * the tenant's own upstream unchanged, and the upstream's answer comes back unchanged.
  *
  * - Credentials: the caller's memgate key (`Authorization`, `x-api-key`) never leaves the gateway; the tenant's

@@ -1,5 +1,5 @@
 /**
- * API-key authentication (CONTRACT §8). The key is read from `Authorization: Bearer <key>`, `x-api-key: <key>` or
+ * API-key authentication (docs/api.md#authentication-and-scopes). The key is read from `Authorization: Bearer <key>`, `x-api-key: <key>` or
  * `Authorization: Api-Key <key>` (the Zep SDK's form); scheme names are case-insensitive. An ambiguous or malformed
  * presentation is refused rather than guessed at. The key never appears in an error detail or a log line.
  * This is the HTTP side: the key's shape and hash are src/tenants/keys.ts, its lookup the TenantDirectory's

@@ -1,5 +1,5 @@
 /**
- * One error-code enum, one code→status map, one problem+json shape (CONTRACT §2). Only the caller's own faults
+ * One error-code enum, one code→status map, one problem+json shape (docs/api.md#errors). Only the caller's own faults
  * produce non-200 answers; a failing backend, Redis or policy stage produces a fallback instead.
  */
 

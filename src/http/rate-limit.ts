@@ -11,7 +11,7 @@ export interface KeyLimits {
 
 /**
  * Counts each request against the caller's API key (tenant id + key id) and answers 429 problem+json with
- * `Retry-After` beyond the key's rate (CONTRACT §2). Every answer carries the IETF draft headers
+ * `Retry-After` beyond the key's rate (docs/api.md#rate-limits). Every answer carries the IETF draft headers
  * `RateLimit-Policy: "key";q=<points>;w=<window s>` and `RateLimit: "key";r=<remaining>;t=<reset s>`.
  * Mount right after `authenticate()`; without `limits` (an app built without them) it does nothing.
  */

@@ -17,7 +17,7 @@ export interface PreparedConsume {
 }
 
 /**
- * The limiter shared by every replica (CONTRACT §9): one RateLimiterRedis per distinct rule, each with an
+ * The limiter shared by every replica (docs/configuration.md#several-replicas-redis): one RateLimiterRedis per distinct rule, each with an
  * in-memory insurance limiter that counts while Redis is unreachable (`rejectIfRedisNotReady`: no waiting on a
  * dead connection). During an outage each replica then enforces the rule on its own, so the fleet may let
  * through up to replicas × points; when Redis comes back the shared count takes over again.

@@ -5,7 +5,7 @@ export type { Logger };
 
 /**
  * Paths pino removes from every log line: credentials, raw queries and memory contents never reach logs
- * (CONTRACT §8). Code should not log them in the first place; this is the net under it.
+ * (docs/api.md#privacy). Code should not log them in the first place; this is the net under it.
  */
 export const REDACT_PATHS = [
   "req.headers.authorization",
@@ -21,7 +21,7 @@ export const REDACT_PATHS = [
   "*.content",
   "body",
   "*.body",
-  // Plain user ids stay out of logs (CONTRACT §8); telemetry shows them hashed.
+  // Plain user ids stay out of logs (docs/api.md#privacy); telemetry shows them hashed.
   "userId",
   "*.userId",
   "user_id",

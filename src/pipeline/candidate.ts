@@ -22,7 +22,7 @@ export const candidateSchema = z
   })
   .strict();
 
-/** The input of `memgate replay` (CONTRACT §5). */
+/** The input of `memgate replay` (docs/policy.md#replay). */
 export const replayInputSchema = z
   .object({
     query: z.string().max(32_768),

@@ -61,7 +61,7 @@ export interface PipelineObserver {
 }
 
 /**
- * Stages 2–8 of CONTRACT §4, pure and deterministic: same policy + same candidates + same query ⇒
+ * Stages 2–8 of the pipeline (docs/policy.md#the-pipeline), pure and deterministic: same policy + same candidates + same query ⇒
  * byte-identical memories and systemPrompt (no clock, no locale, ties broken by id).
  */
 export function runPipeline(

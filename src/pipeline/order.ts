@@ -1,6 +1,6 @@
 import type { WorkItem } from "./types";
 
-/** Ties are broken by id ascending everywhere (CONTRACT §4). Plain code-unit comparison: locale-free. */
+/** Ties are broken by id ascending everywhere (docs/policy.md#determinism). Plain code-unit comparison: locale-free. */
 export function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 import type { InjectionAction, InjectionDetectorName } from "../policy/schema";
 
 /**
- * Types shared by every stage of the retrieval pipeline (CONTRACT §2, §4).
+ * Types shared by every stage of the retrieval pipeline (docs/api.md#the-retrieval-response, docs/policy.md#the-pipeline).
  * The pipeline is pure: no I/O, no clock except the one the caller passes in.
  */
 
@@ -71,7 +71,7 @@ export interface MemoryEntry {
   provenance: Provenance;
 }
 
-/** Reasons a stage gives for dropping or changing a candidate (CONTRACT §4). */
+/** Reasons a stage gives for dropping or changing a candidate (docs/policy.md#the-explain-trace). */
 export type TraceReason =
   | "below_min_score"
   | `duplicate_of:${string}`

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The policy file format (CONTRACT §5). Ranges are seed 000's AdminMemorySettings.
+ * The policy file format (docs/policy.md#fields). Ranges are seed 000's AdminMemorySettings.
  * Objects are strict: an unknown key is a typo an ops team wants to hear about.
  */
 
@@ -282,7 +282,7 @@ export type Policy = z.output<typeof policySchema>;
 export type CustomPattern = z.output<typeof customPattern>;
 
 /**
- * Request `overrides` (CONTRACT §2): seed 000's AdminMemorySettings subset, flat, validated against the
+ * Request `overrides` (docs/policy.md#overrides): seed 000's AdminMemorySettings subset, flat, validated against the
  * same ranges as the policy file.
  */
 export const overridesSchema = z

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
 
-/** CONTRACT §3: a user's collection existence is cached, positive 5 min, negative 30 s. */
+/** docs/api.md#eligibility-and-fallbacks: a user's collection existence is cached, positive 5 min, negative 30 s. */
 export const POSITIVE_TTL_MS = 5 * 60_000;
 export const NEGATIVE_TTL_MS = 30_000;
 

@@ -29,7 +29,7 @@ export interface FallbackContext {
 }
 
 /**
- * Answers a request that cannot (or may not) search with the policy's declared action (CONTRACT §3):
+ * Answers a request that cannot (or may not) search with the policy's declared action (docs/api.md#eligibility-and-fallbacks):
  * skip → no memories; empty → a successful-looking payload with zero memories; cache → the last good payload
  * for the same key, fresh or stale, else skip. `metadata.fallback` always says what happened and why.
  */

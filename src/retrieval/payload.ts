@@ -1,5 +1,5 @@
 /**
- * The answer of a retrieval (CONTRACT §2 `memories`, `metadata`, `systemPrompt`, `trace`), as every door gets it
+ * The answer of a retrieval (`memories`, `metadata`, `systemPrompt`, `trace`: docs/api.md#the-retrieval-response), as every door gets it
  * from the retrieval core and as the payload cache keeps it. Built from a pipeline result (the pure stages in
  * src/pipeline know nothing of it); `native` carries what a drop-in door needs to answer in its SDK's shape.
  */
@@ -16,7 +16,7 @@ export interface FallbackInfo {
   message: string;
 }
 
-/** CONTRACT §2 `metadata`. */
+/** `metadata` (docs/api.md#the-retrieval-response). */
 export interface RetrievalMetadata {
   queryTime: number;
   totalResults: number;
@@ -62,7 +62,7 @@ export interface PayloadExtras {
   explain?: boolean;
 }
 
-/** Assembles the CONTRACT §2 payload from a pipeline result. */
+/** Assembles the payload (docs/api.md#the-retrieval-response) from a pipeline result. */
 export function buildPayload(
   result: PipelineResult,
   compiled: CompiledPolicy,

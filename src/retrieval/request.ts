@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { BACKEND_NAMES } from "../policy/schema";
 
-/** CONTRACT §2: userId and sessionId share this pattern. */
+/** userId and sessionId share this pattern (docs/api.md#the-retrieval-request). */
 export const ID_PATTERN = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
 /**
  * The body of POST /v1/retrieve. Only what makes the request meaningless is a 400; what eligibility decides
- * (useMemory not true, a missing/invalid sessionId, a blank or long query) is a fallback in a 200 (CONTRACT §3).
+ * (useMemory not true, a missing/invalid sessionId, a blank or long query) is a fallback in a 200 (docs/api.md#eligibility-and-fallbacks).
  */
 export const retrieveBodySchema = z
   .object({

@@ -40,7 +40,7 @@ export function readCircuits(tenants: TenantDirectory, backends: BackendProvider
 }
 
 /**
- * CONTRACT §6 /readyz: can this process serve? Not ready (503) only when it cannot: a tenant's default policy is
+ * /readyz (docs/api.md#operations-endpoints): can this process serve? Not ready (503) only when it cannot: a tenant's default policy is
  * missing, or no policy is loaded. (Draining is answered by the route itself, src/http/routes/ops.ts.)
  *
  * Everything else is *degraded* (200): a backend whose circuit is open or half-open (its fallback answers) and the

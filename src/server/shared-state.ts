@@ -17,7 +17,7 @@ import { RedisConnection } from "../redis/connection";
 import { type Admission, SeparateAdmission } from "../retrieval/admission";
 import { RedisAdmission } from "../retrieval/admission-redis";
 
-/** The state replicas share through Redis when REDIS_URL is set, and keep in-process otherwise (CONTRACT §9). */
+/** The state replicas share through Redis when REDIS_URL is set, and keep in-process otherwise (docs/configuration.md#several-replicas-redis). */
 export interface SharedState {
   cache: PayloadCache;
   /** Per-user retrieval rate (policy `rateLimit.perUser`). */

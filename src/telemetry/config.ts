@@ -1,5 +1,5 @@
 /**
- * The OTEL_* variables memgate decides on itself (CONTRACT §1), validated at boot like the rest of the
+ * The OTEL_* variables memgate decides on itself (docs/configuration.md#opentelemetry-variables), validated at boot like the rest of the
  * environment: a bad value stops `memgate serve` with one line naming the variable. Everything else (endpoints,
  * headers, timeouts, sampler, resource attributes, OTEL_PROPAGATORS, OTEL_BSP_*) is read by the SDK and the
  * exporters themselves, as the OpenTelemetry specification defines.

@@ -3,7 +3,7 @@
  * rate limits), undici (the global `fetch` the Zep calls use and the `undici` package's `request` the OpenMemory
  * calls use — both publish on the same diagnostics channels; their calls carry `traceparent`/`baggage` out).
  *
- * Privacy (CONTRACT §8): URLs are recorded as templates — Zep's `GET /users/{userId}` would otherwise put a plain
+ * Privacy (docs/api.md#privacy): URLs are recorded as templates — Zep's `GET /users/{userId}` would otherwise put a plain
  * user id in `url.full` — with query values removed; Redis statements are the command name only (values are
  * cached payloads, i.e. memory contents); no header is captured.
  */

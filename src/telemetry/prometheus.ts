@@ -1,7 +1,7 @@
 /**
  * `GET /metrics`: a pull reader on the SDK's MeterProvider, rendered in the Prometheus text exposition format
  * (0.0.4) with Prometheus-style names (catalogue.ts). Served by the gateway's own Express app, on its port,
- * without authentication like /healthz (CONTRACT §6): keep it off public ingress.
+ * without authentication like /healthz (docs/api.md#operations-endpoints): keep it off public ingress.
  *
  * The reader is always on when the SDK runs (with or without any OTEL_* variable); OTLP export is separate.
  */

@@ -1,5 +1,5 @@
 /**
- * What telemetry may say about a request without leaking it (CONTRACT §8): user ids only as hashes, URL paths
+ * What telemetry may say about a request without leaking it (docs/api.md#privacy): user ids only as hashes, URL paths
  * only as templates, query strings only as parameter names.
  */
 import { createHash } from "node:crypto";

@@ -1,6 +1,6 @@
 /**
  * The OpenTelemetry Node SDK for `memgate serve`, configured by the standard OTEL_* variables, with memgate's
- * defaults (CONTRACT §1):
+ * defaults (docs/configuration.md#opentelemetry-variables):
  * - service name `memgate` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES name one;
  * - no span exporter unless OTEL_TRACES_EXPORTER is set (the SDK alone would default to OTLP); when it is set the
  *   SDK builds the exporters itself (otlp over OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL grpc | http/protobuf |

@@ -9,7 +9,7 @@
  *   ├─ memgate.backend.search            (backend.ts) with the outbound HTTP call as its child
  *   └─ memgate.stage.<stage>             one per policy stage: in/out/changes counts
  *
- * Attributes never hold a query, a memory's content, a key or a plain user id (CONTRACT §8).
+ * Attributes never hold a query, a memory's content, a key or a plain user id (docs/api.md#privacy).
  */
 import { performance } from "node:perf_hooks";
 import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";

@@ -1,6 +1,6 @@
 /**
  * TenantDirectory implementations: one built from the tenants file (keys looked up by hash in a Map, O(1), no
- * plaintext kept), and dev mode (one tenant `dev`, every scope, any key or none; CONTRACT §1).
+ * plaintext kept), and dev mode (one tenant `dev`, every scope, any key or none; docs/configuration.md#dev-mode).
  *
  * Tenants are frozen, and serialize with their secrets redacted: `JSON.stringify(tenant)` (and so a logged tenant)
  * shows `apiKey: "[REDACTED]"`, while code reads `tenant.backends.zep.apiKey` as usual.

@@ -1,5 +1,5 @@
 /**
- * The tenants file (CONTRACT §8): its loader. Structure is checked by the schema (schema.ts: strict objects, an
+ * The tenants file (docs/configuration.md#tenants-file): its loader. Structure is checked by the schema (schema.ts: strict objects, an
  * unknown key is a typo or an inline secret); cross-field rules and environment variables are checked after it.
  * Every problem is reported, one line each, as `file:line: path: message` (src/config/yaml.ts).
  *

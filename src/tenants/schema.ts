@@ -1,5 +1,5 @@
 /**
- * The tenants file's structure (CONTRACT §8) as a zod schema: strict objects (an unknown key is a typo, or an
+ * The tenants file's structure (docs/configuration.md#tenants-file) as a zod schema: strict objects (an unknown key is a typo, or an
  * inline secret). The loader (file.ts) checks the cross-field rules after it; directory.ts resolves a valid file.
  */
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * The `memgate` command line (CONTRACT §1, §5), driven through `main(argv, io)` exactly as bin/memgate.js
+ * The `memgate` command line (docs/configuration.md#command-line, docs/policy.md#policy-files), driven through `main(argv, io)` exactly as bin/memgate.js
  * calls it, plus one run of the real binary.
  */
 import { execFileSync, spawnSync } from "node:child_process";

@@ -6,7 +6,7 @@ import { hashKey } from "../../src/tenants/keys";
 import { type Harness, makeHarness } from "../helpers/harness";
 
 /**
- * Drop-in compatibility routes — security (CONTRACT §7, §8): missing, wrong and other-tenant keys; scopes
+ * Drop-in compatibility routes — security (docs/adopting.md, docs/api.md#authentication-and-scopes): missing, wrong and other-tenant keys; scopes
  * (`retrieve` for the shaped routes, `proxy` for the transparent ones); each tenant reaches only its own
  * upstream with its own credential, and the caller's memgate key never leaves the gateway; no secret or PII
  * in logs or error bodies; secure headers. One recording upstream plays both tenants' Zep and OpenMemory.

@@ -4,7 +4,7 @@ import { compilePolicyText } from "../../src/policy/compile";
 import { nastyString, nastyValue } from "./arbitraries";
 
 /**
- * Fuzzing policy files (CONTRACT §5): whatever an operator (or an attacker with write access to the policy
+ * Fuzzing policy files (docs/policy.md#policy-files): whatever an operator (or an attacker with write access to the policy
  * directory) puts in a file, `compilePolicyText` never throws: it returns a compiled policy, or problems that
  * each name the file, a field path and a readable message. No document pollutes Object.prototype.
  */

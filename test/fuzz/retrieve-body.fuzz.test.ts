@@ -5,7 +5,7 @@ import { makeCandidate } from "../helpers/items";
 import { deepJson, retrieveBody, withProtoKeys } from "./arbitraries";
 
 /**
- * Fuzzing POST /v1/retrieve bodies (CONTRACT §2): whatever arrives, the answer is a 200 or a problem+json 4xx
+ * Fuzzing POST /v1/retrieve bodies (docs/api.md#errors): whatever arrives, the answer is a 200 or a problem+json 4xx
  * naming the problem — never a 5xx, never a crash, never prototype pollution.
  */
 const OK_STATUSES = new Set([200, 400, 403, 413, 415]);

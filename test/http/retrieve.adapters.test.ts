@@ -1,6 +1,6 @@
 /**
  * The same request through the real Zep adapter (upstream faked with nock from the wire reference) and the real
- * OpenMemory adapter (upstream: a local fake server speaking its wire format) returns CONTRACT §2 shapes.
+ * OpenMemory adapter (upstream: a local fake server speaking its wire format) returns the shapes of docs/api.md#the-retrieval-response.
  */
 import nock from "nock";
 import request from "supertest";

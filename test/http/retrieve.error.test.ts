@@ -27,7 +27,7 @@ function expectSkip(res: request.Response, code: string) {
   expect(typeof res.body.metadata.fallback.message).toBe("string");
 }
 
-describe("POST /v1/retrieve — fallbacks (CONTRACT §3)", () => {
+describe("POST /v1/retrieve — fallbacks (docs/api.md#eligibility-and-fallbacks)", () => {
   let h: Harness;
   beforeEach(async () => {
     h = await makeHarness({

@@ -1,5 +1,5 @@
 /**
- * `clip.mode: relevant` (CONTRACT §4 stage 6): the N sentences that best match the query, in their original
+ * `clip.mode: relevant` (docs/policy.md#clip): the N sentences that best match the query, in their original
  * order, verbatim, with "..." where sentences were left out.
  */
 import fc from "fast-check";

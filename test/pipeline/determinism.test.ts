@@ -1,5 +1,5 @@
 /**
- * CONTRACT §4: same policy + same candidates ⇒ byte-identical `memories` and `systemPrompt` on any host,
+ * docs/policy.md#determinism: same policy + same candidates ⇒ byte-identical `memories` and `systemPrompt` on any host,
  * time zone or locale. Child processes run the built CLI (`dist/`, what `bin/memgate.js` runs) under
  * different `TZ` and `LANG`/`LC_ALL`, and must agree with each other and with this process.
  */

@@ -1,5 +1,5 @@
 /**
- * Properties of the WHOLE pipeline (stages 2–8, CONTRACT §4) under arbitrary policies and candidate lists.
+ * Properties of the WHOLE pipeline (stages 2–8, docs/policy.md#the-pipeline) under arbitrary policies and candidate lists.
  * The per-stage properties live next to each stage's tests; these check what only the composition can break.
  */
 import fc from "fast-check";

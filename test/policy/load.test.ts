@@ -12,7 +12,7 @@ const lines = (text: string, file = "policies/p.yaml"): string[] => {
 };
 
 describe("policy files", () => {
-  test("a minimal policy gets every default of CONTRACT §5", () => {
+  test("a minimal policy gets every default of docs/policy.md#fields", () => {
     const r = parsePolicyText("name: minimal\nversion: 1\n", "m.yaml");
     if (!r.ok) throw new Error("expected ok");
     expect(r.policy.retrieval).toEqual({

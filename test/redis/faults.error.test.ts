@@ -5,7 +5,7 @@ import { body, fakeZep, MEMORIES, post, redisHarness } from "./gateway-helpers";
 import { ScratchRedis, testPrefix, waitFor } from "./redis-helpers";
 
 /**
- * Redis faults (CONTRACT §2, §9): a Redis that dies, hangs or is not there at boot never produces a 5xx. Requests
+ * Redis faults (docs/api.md#errors, docs/configuration.md#several-replicas-redis): a Redis that dies, hangs or is not there at boot never produces a 5xx. Requests
  * are answered (cache bypassed, in-memory insurance limits), /readyz says "degraded" (200), and the gateway
  * picks Redis up again when it is back, without a restart. Each test runs a redis-server of its own.
  */

@@ -1,5 +1,5 @@
 /**
- * Helpers for the tests that need a real Redis (CONTRACT §9). They never skip: without a Redis at REDIS_URL
+ * Helpers for the tests that need a real Redis (docs/configuration.md#several-replicas-redis). They never skip: without a Redis at REDIS_URL
  * (default redis://127.0.0.1:6379) they fail with how to start one. Each test file uses a random key prefix so
  * parallel jest workers never collide, and deletes its keys afterwards.
  */

@@ -9,7 +9,7 @@ import { FakeUpstreams } from "../helpers/fake-upstreams";
 import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
 
 /**
- * Two real gateway processes sharing one Redis (CONTRACT §9): they enforce one per-key limit together (not twice
+ * Two real gateway processes sharing one Redis (docs/configuration.md#several-replicas-redis): they enforce one per-key limit together (not twice
  * the limit), and a cache entry filled by one is a hit on the other. The processes run the current sources
  * through tsx (no stale dist/), with the embedded local backend on a small JSONL file. The drop-in doors share
  * the same: through the real Zep and OpenMemory SDKs, against upstream servers in this test process, an entry

@@ -1,5 +1,5 @@
 /**
- * The metrics of CONTRACT §6 through the OpenTelemetry metrics API (read with an in-memory exporter), and
+ * The metrics of docs/observability.md#metric-catalogue through the OpenTelemetry metrics API (read with an in-memory exporter), and
  * `GET /metrics` as valid Prometheus text exposition with Prometheus-style names.
  */
 import { writeFileSync } from "node:fs";

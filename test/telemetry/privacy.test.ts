@@ -1,5 +1,5 @@
 /**
- * CONTRACT §8 for telemetry: no span attribute, metric label, `/metrics` line or log line holds the query text, a
+ * docs/api.md#privacy for telemetry: no span attribute, metric label, `/metrics` line or log line holds the query text, a
  * memory's content, an API key, a backend secret or a plain user id (the user appears hashed). And logs carry the
  * request id and the trace/span ids of the span they were written in.
  */

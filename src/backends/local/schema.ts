@@ -7,7 +7,7 @@ import { MEMORY_TYPES, ROLES } from "../../pipeline/types";
  * dropped field.
  */
 
-/** The user-id pattern of the retrieval API (CONTRACT §2): a user outside it could never be asked for. */
+/** The user-id pattern of the retrieval API (docs/api.md#the-retrieval-request): a user outside it could never be asked for. */
 const USER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
 const nonBlank = (max: number) =>

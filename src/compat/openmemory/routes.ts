@@ -1,5 +1,5 @@
 /**
- * The OpenMemory surface (CONTRACT §7): `new OpenMemory({ baseUrl: "http://<gateway>", apiKey: <memgate key> })`.
+ * The OpenMemory surface (docs/adopting.md#openmemory): `new OpenMemory({ baseUrl: "http://<gateway>", apiKey: <memgate key> })`.
  *
  * | route                                        | scope      | tenant with `openmemory`   | tenant with only `local` |
  * |----------------------------------------------|------------|----------------------------|--------------------------|

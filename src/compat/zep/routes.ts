@@ -1,5 +1,5 @@
 /**
- * Zep Cloud v3 under `/api/v2` (CONTRACT §7): `ZepClient({ apiKey: <memgate key>, baseUrl: "http://<gateway>/api/v2" })`.
+ * Zep Cloud v3 under `/api/v2` (docs/adopting.md#zep): `ZepClient({ apiKey: <memgate key>, baseUrl: "http://<gateway>/api/v2" })`.
  *
  * | route (SDK call)                                          | scope      | what happens                              |
  * |-----------------------------------------------------------|------------|-------------------------------------------|

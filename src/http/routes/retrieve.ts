@@ -9,7 +9,7 @@ import { refusalProblem, sendUpstream } from "../outcome";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 import { describeZodError } from "../validation";
 
-/** POST /v1/retrieve (CONTRACT §2): the body as a retrieval request to the core, the outcome as JSON. */
+/** POST /v1/retrieve (docs/api.md#the-retrieval-request): the body as a retrieval request to the core, the outcome as JSON. */
 export function retrieveRoute(deps: {
   tenants: TenantDirectory;
   retrieval: RetrievalService;

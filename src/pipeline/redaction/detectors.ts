@@ -3,7 +3,7 @@ import { luhn } from "./luhn";
 import { SECRET_DETECTORS } from "./secrets";
 
 /**
- * Built-in PII detectors (CONTRACT §4 stage 2). Each is a pattern plus an optional validator that sees the
+ * Built-in PII detectors (docs/policy.md#redaction). Each is a pattern plus an optional validator that sees the
  * raw match in context and decides what of it is redacted. Every pattern runs in time linear in the text:
  *
  * - `email` is compiled with RE2 (a linear-time automaton). As a JS RegExp the same pattern is quadratic on a

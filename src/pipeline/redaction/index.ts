@@ -5,7 +5,7 @@ import { BUILTIN_DETECTORS, type Span, type Validator } from "./detectors";
 import { requiredLiteral } from "./literal";
 
 /**
- * Compiles a policy's `redaction` block into a `Redactor` (CONTRACT §4 stage 2, §5).
+ * Compiles a policy's `redaction` block into a `Redactor` (docs/policy.md#redaction).
  *
  * Built-in detectors run first in their fixed order (see `BUILTIN_DETECTORS`), then custom patterns in file
  * order. Custom patterns are RE2 regular expressions and the built-ins are linear by construction (see

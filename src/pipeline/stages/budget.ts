@@ -22,7 +22,7 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
 }
 
 /**
- * Stage 7: a strict token budget (CONTRACT §4): the sum of `tokenizer.count(content)` over the output never
+ * Stage 7: a strict token budget (docs/policy.md#budget): the sum of `tokenizer.count(content)` over the output never
  * exceeds `maxTokens`. Memories are taken in order while they fit whole; what happens to one that does not
  * depends on `budget.packing`:
  *

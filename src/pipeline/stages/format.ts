@@ -22,7 +22,7 @@ export const ENVELOPE_PREAMBLE =
  * (messages as `[time] role: content`, facts with their confidence to two decimals, summaries), each followed
  * by a blank line, then a footer; "" when there are no memories. Memories keep their order within a section.
  *
- * Two deliberate differences, so that identical inputs give a byte-identical prompt on any host (CONTRACT §4):
+ * Two deliberate differences, so that identical inputs give a byte-identical prompt on any host (docs/policy.md#determinism):
  * (a) times are rendered by `formatTimestamp` (ISO 8601 in UTC, or the wall time and offset in the policy's
  *     zone), not by `toLocaleString()`, which depends on the host's locale and time zone;
  * (b) the footer is `_Retrieved N memories_` ("1 memory" for one): the seed's "in <queryTime>ms" changes on

@@ -3,7 +3,7 @@ import { removeInvisible } from "../text/neutralize";
 import type { StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
 /**
- * Stage 2: redaction (CONTRACT §4). Runs the policy's compiled redactor (`ctx.redactor`, built once per
+ * Stage 2: redaction (docs/policy.md#redaction). Runs the policy's compiled redactor (`ctx.redactor`, built once per
  * policy by `compileRedactor`) over every candidate's content, before anything is cached, logged or traced.
  * Never drops a candidate. Returns new items; the inputs are not mutated. The trace names, per candidate,
  * each detector that fired (`redacted:<detector>`), never the text it replaced.

@@ -1,5 +1,5 @@
 /**
- * Grapheme-safe cutting of text (CONTRACT §4 stage 7).
+ * Grapheme-safe cutting of text (docs/policy.md#budget).
  *
  * A cut never falls inside an extended grapheme cluster (UAX #29): not inside a surrogate pair, an emoji ZWJ
  * sequence (👨‍👩‍👧), a regional-indicator flag (🇫🇷), a base + combining mark ("e\u0301") or a Hangul syllable

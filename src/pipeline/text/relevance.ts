@@ -4,7 +4,7 @@ import { detached } from "./detach";
 import { STOPWORDS } from "./terms";
 
 /**
- * Lexical relevance of sentences to a query, for the clip stage's `relevant` mode (CONTRACT §4 stage 6).
+ * Lexical relevance of sentences to a query, for the clip stage's `relevant` mode (docs/policy.md#clip).
  *
  * Terms: NFKC, lower case (locale-free `toLowerCase`), words split at anything that is not a letter, mark or
  * digit; runs of Han, kana and Hangul become overlapping character bigrams, as in the local backend's index

@@ -1,5 +1,5 @@
 /**
- * Sentence segmentation for the clip stage (CONTRACT §4 stage 6).
+ * Sentence segmentation for the clip stage (docs/policy.md#clip).
  *
  * A hand-written scanner over UTF-16 code units (no locale, no ICU, no Intl), so the result is identical on
  * every host, TZ and LANG, and costs a few µs per 500 characters: one left-to-right pass, a table read per

@@ -1,5 +1,5 @@
 /**
- * Deterministic timestamps for the system prompt (CONTRACT §4 stage 8): never the host's locale or time zone.
+ * Deterministic timestamps for the system prompt (docs/policy.md#format): never the host's locale or time zone.
  *
  * - `timeZone === "UTC"`: ISO 8601 in UTC without milliseconds, `2026-03-01T14:05:00Z`.
  * - any other IANA zone: the wall time there with its UTC offset, `2026-03-01T15:05:00+01:00`

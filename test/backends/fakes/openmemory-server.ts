@@ -1,5 +1,5 @@
 /**
- * A local fake of the CaviraOSS OpenMemory server (v1.3.x wire format, ../../../../shared/reference/openmemory-wire.md)
+ * A local fake of the CaviraOSS OpenMemory server (v1.3.x wire format, docs/wire/openmemory.md)
  * on 127.0.0.1 and an ephemeral port. Shared by the backend contract, the adapter tests, the drop-in
  * compatibility tests and the openmemory-js SDK tests.
  *

@@ -1,5 +1,5 @@
 /**
- * A fake Zep Cloud v3 upstream on nock, speaking the wire format of /work/shared/reference/zep-cloud-wire.md:
+ * A fake Zep Cloud v3 upstream on nock, speaking the wire format of docs/wire/zep-cloud.md:
  * `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`. Implements the backend contract's
  * `ContractUpstream` and records every request it answers (method, path, headers, parsed body).
  *
