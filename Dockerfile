@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # memgate: multi-stage build on Node 20. Not buildable on the development machines (no Docker engine there):
-# keep it in step with package.json by hand.
+# keep it in step with package.json by hand; test/ops/compose.test.ts checks its stages, `npm ci --omit=dev` for
+# the runtime, the non-root user, the HEALTHCHECK and the files it copies. docker-compose.yml builds `runtime`.
 
 # --- build: compile TypeScript (needs dev dependencies and the toolchain for the re2 addon) ---
 FROM node:20-bookworm-slim AS build
