@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { addLines, formatProblem } from "../config/yaml";
-import { compilePolicyFile } from "../policy/compile";
+import { compilePolicyFile, validLine } from "../policy/compile";
 import type { PolicyProblem } from "../policy/load";
 import { policySchema } from "../policy/schema";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
@@ -16,7 +16,7 @@ export async function validateCommand(files: string[], io: CliIo): Promise<numbe
       problems.push(...result.problems);
       continue;
     }
-    const { policy, hash } = result.compiled;
+    const { policy } = result.compiled;
     const other = seen.get(policy.name);
     if (other !== undefined) {
       const duplicate = {
@@ -29,7 +29,7 @@ export async function validateCommand(files: string[], io: CliIo): Promise<numbe
       continue;
     }
     seen.set(policy.name, file);
-    io.out(`${file}: ok (${policy.name} v${policy.version}, hash ${hash.slice(0, 12)})`);
+    io.out(validLine(file, result.compiled));
   }
   for (const p of problems) io.err(formatProblem(p));
   return problems.length > 0 ? EXIT_INVALID : EXIT_OK;

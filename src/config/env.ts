@@ -71,6 +71,12 @@ export const envSchema = z.object({
   MEMGATE_BULKHEAD_LIMIT: z.coerce.number().int().min(1).max(10_000).optional(),
   MEMGATE_BULKHEAD_QUEUE: z.coerce.number().int().min(0).max(100_000).optional(),
   // --- end resilience ---
+  // --- the policy playground (src/http/routes/playground.ts, README "Policy playground") ---
+  /** The page at /ui and its admin API under /v1/playground: "on" serves them; off (404) unless set. */
+  MEMGATE_PLAYGROUND: z.enum(["on", "off"], { error: 'must be "on" or "off"' }).default("off"),
+  /** A golden set (`memgate eval`'s questions JSONL) the playground measures policies on; unset: no eval table. */
+  MEMGATE_PLAYGROUND_GOLDEN: z.string().min(1).optional(),
+  // --- end playground ---
   LOG_LEVEL: z.enum(LEVELS).default("info"),
 });
 

@@ -46,8 +46,17 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
 }
 
 export function overallTable(reports: readonly PolicyReport[]): string {
-  return table(
-    [
+  const { header, rows } = overallRows(reports);
+  return table(header, rows);
+}
+
+/** The overall figures of each policy as `overallTable`'s cells (the playground shows them as an HTML table). */
+export function overallRows(reports: ReadonlyArray<Omit<PolicyReport, "outcomes">>): {
+  header: string[];
+  rows: string[][];
+} {
+  return {
+    header: [
       "policy",
       "answer kept",
       "answer in candidates",
@@ -57,7 +66,7 @@ export function overallTable(reports: readonly PolicyReport[]): string {
       "budget used",
       "memories",
     ],
-    reports.map((r) => {
+    rows: reports.map((r) => {
       const s = r.overall;
       return [
         r.label,
@@ -70,7 +79,7 @@ export function overallTable(reports: readonly PolicyReport[]): string {
         num(s.memoriesMean, 1),
       ];
     }),
-  );
+  };
 }
 
 /** One metric per group (category or language) and policy. */

@@ -11,6 +11,7 @@ import { HttpProblem } from "./errors";
 import { errorHandler, notFound, requestId } from "./middleware";
 import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
+import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
 import { retrieveRoute } from "./routes/retrieve";
 import { securityHeaders } from "./security-headers";
 
@@ -27,6 +28,8 @@ export interface AppServices {
   keyLimits?: KeyLimits;
   /** Lets the OpenMemory-compatible API serve a tenant's embedded local store (src/compat). */
   localStores?: LocalStores;
+  /** The policy playground (/ui, /v1/playground): set only when MEMGATE_PLAYGROUND is on. */
+  playground?: PlaygroundConfig;
 }
 
 export function createApp(services: AppServices): Express {
@@ -50,6 +53,8 @@ export function createApp(services: AppServices): Express {
   app.use(metricsRoute()); // GET /metrics: Prometheus text, unauthenticated like /healthz (src/telemetry)
   app.use(opsRoutes(services));
   app.use(retrieveRoute(services));
+  const { playground } = services;
+  if (playground !== undefined) app.use(playgroundRoutes({ ...services, playground })); // /ui, /v1/playground (admin)
   app.use(compatRoutes(services)); // drop-in Zep (/api/v2/*) and OpenMemory (/memory/*, …) APIs (src/compat)
   app.use(notFound());
   app.use(errorHandler(services.logger));

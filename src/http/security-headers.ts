@@ -17,3 +17,27 @@ export function securityHeaders(): RequestHandler {
     frameguard: { action: "deny" },
   });
 }
+
+/**
+ * The playground page (/ui, src/http/routes/playground.ts) loads its own script and style sheet and calls the API
+ * of the same origin — nothing else: no inline script or style, no eval, no other origin (it works offline), no
+ * plugins, no forms posted anywhere, never framed. Mounted on /ui only; every other route keeps the policy above.
+ */
+export function uiSecurityHeaders(): RequestHandler {
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        baseUri: ["'none'"],
+        formAction: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    frameguard: { action: "deny" },
+  });
+}

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { addLines, problemsFromZod } from "../config/yaml";
+import { addLines, formatProblem, problemsFromZod } from "../config/yaml";
 import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
 import { compileScreener } from "../pipeline/screen";
 import { getTokenizer } from "../pipeline/tokenizers";
@@ -53,6 +53,27 @@ export function compilePolicyText(text: string, file: string): PolicyCompile {
     const reason = err instanceof Error ? err.message : String(err);
     return { ok: false, problems: [{ file, path: [], message: `cannot compile the policy (${reason})` }] };
   }
+}
+
+export type PolicyTextCheck =
+  | { ok: true; compiled: CompiledPolicy; line: string }
+  | { ok: false; lines: string[] };
+
+/**
+ * A policy file's text checked as `memgate policy validate` checks a file (src/cli/policy.ts) — the playground's
+ * editor uses it (src/retrieval/playground.ts): the same compile and the same lines, `… ok (name vN, hash …)` or
+ * one `file:line: path: message` per problem.
+ */
+export function checkPolicyText(text: string, file: string): PolicyTextCheck {
+  const result = compilePolicyText(text, file);
+  if (!result.ok) return { ok: false, lines: result.problems.map(formatProblem) };
+  return { ok: true, compiled: result.compiled, line: validLine(file, result.compiled) };
+}
+
+/** `policies/a.yaml: ok (a v1, hash 0123456789ab)`: what `memgate policy validate` prints for a valid file. */
+export function validLine(file: string, compiled: CompiledPolicy): string {
+  const { policy, hash } = compiled;
+  return `${file}: ok (${policy.name} v${policy.version}, hash ${hash.slice(0, 12)})`;
 }
 
 export async function compilePolicyFile(file: string): Promise<PolicyCompile> {

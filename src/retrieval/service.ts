@@ -17,6 +17,8 @@ import { type Backend, BackendError, type BackendErrorKind, type NativeAnswer } 
 import { payloadCacheKey } from "../cache/key";
 import { flightOptionsFor, type SingleFlight } from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
+import type { RecordedCandidates } from "../eval/candidates";
+import { evaluatePolicy } from "../eval/run";
 import type { BackendCooldown } from "../limits/cooldown";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
@@ -34,6 +36,18 @@ import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
 import type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
 import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
+import {
+  type ComparisonOutcome,
+  type ComparisonRequest,
+  type ComparisonRun,
+  type EvaluationOutcome,
+  type EvaluationRequest,
+  memoryTokens,
+  type ResolvedChoice,
+  resolveChoices,
+  runCandidates,
+  takeOf,
+} from "./playground";
 import { requireAdmin, resolvePolicy } from "./policy";
 import { ID_PATTERN } from "./request";
 import { redactDeep, shapeText } from "./text";
@@ -92,6 +106,8 @@ interface Turn {
   cooldownKey: string;
   explain: boolean;
   started: number;
+  /** Candidates asked of the backend (default the policy's `topK × overfetch`; the playground: the most any of its policies takes). */
+  limit?: number;
   /** The cache read started by `admit`, used by `lookUp`. */
   cached?: Promise<CacheLookup | undefined>;
 }
@@ -150,7 +166,6 @@ export class RetrievalService {
   /** Step 1, resolve: the policy, the backend, the keys. Refuses what the caller may not ask for. */
   private begin(req: RetrievalRequest): (Turn & { kind: "turn" }) | Refusal {
     const { principal } = req;
-    const { tenant } = principal;
     const explain = req.explain === true;
     if (explain) {
       const refused = requireAdmin(principal, "explain");
@@ -163,6 +178,16 @@ export class RetrievalService {
       topK: req.topK,
     });
     if ("kind" in compiled) return compiled;
+    return this.turnFor(req, compiled, explain);
+  }
+
+  /** The backend (the request's, the policy's or the tenant's default) and the keys of a request under a policy. */
+  private turnFor(
+    req: RetrievalRequest,
+    compiled: CompiledPolicy,
+    explain: boolean,
+  ): (Turn & { kind: "turn" }) | Refusal {
+    const { tenant } = req.principal;
     if (req.backend !== undefined && !this.deps.backends.has(tenant, req.backend)) {
       return {
         kind: "refused",
@@ -299,7 +324,17 @@ export class RetrievalService {
 
   /** The backend's answer through the policy. Never throws: every failure is a declared fallback. */
   private async produce(turn: Turn, clientSignal: AbortSignal | undefined): Promise<Halt> {
-    const { req, compiled, backend: name } = turn;
+    const searched = await this.fetch(turn, clientSignal);
+    if ("kind" in searched) return searched;
+    return this.shape(turn, searched.candidates, searched.native);
+  }
+
+  /** The tenant's backend instance, its existence check and its search (./service.ts `search`). */
+  private async fetch(
+    turn: Turn,
+    clientSignal: AbortSignal | undefined,
+  ): Promise<{ candidates: Candidate[]; native?: NativeAnswer } | Halt> {
+    const { req, backend: name } = turn;
     const instance = this.deps.backends.get(req.principal.tenant, name);
     if (!instance) return fallback(UNAVAILABLE[name], "backend not configured for this tenant");
     let backend: Backend;
@@ -312,17 +347,15 @@ export class RetrievalService {
       );
       return fallback(UNAVAILABLE[name], "backend could not be initialised");
     }
-    const searched = await this.search(turn, backend, clientSignal);
-    if ("kind" in searched) return searched;
+    return this.search(turn, backend, clientSignal);
+  }
+
+  /** Candidates through the turn's policy (stages 2–8 and format) into a payload; a stage that throws: `POLICY_FAILED`. */
+  private shape(turn: Turn, candidates: readonly Candidate[], native?: NativeAnswer): Halt {
+    const { req, compiled, backend: name } = turn;
     try {
       const result = runPipeline(
-        {
-          userId: req.userId,
-          query: req.query,
-          candidates: searched.candidates,
-          backend: name,
-          explain: turn.explain,
-        },
+        { userId: req.userId, query: req.query, candidates, backend: name, explain: turn.explain },
         compiled,
         pipelineObserver(compiled.policy.name, name),
       );
@@ -332,12 +365,145 @@ export class RetrievalService {
         queryTimeMs: performance.now() - turn.started,
         explain: turn.explain,
       });
-      if (searched.native !== undefined) payload.native = renderable(searched.native, payload, compiled);
+      if (native !== undefined) payload.native = renderable(native, payload, compiled);
       return { kind: "payload", payload };
     } catch (err) {
       this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
       return fallback("POLICY_FAILED");
     }
+  }
+
+  /**
+   * The policy playground (admin; src/http/routes/playground.ts): one search, then the SAME candidates through
+   * each policy's pipeline with the explain trace — for each, what /v1/retrieve with `explain` would answer. Not
+   * cached, no per-user limit. A query the core would not search, or a failed search, is its declared fallback
+   * code, and each policy answers with its declared action.
+   */
+  compare(req: ComparisonRequest): Promise<ComparisonOutcome> {
+    return inSpan("memgate.playground.compare", async () => {
+      const choices = resolveChoices(this.deps, req.principal, req.policies);
+      if ("kind" in choices) return choices;
+      const turn = this.playgroundTurn(req, choices);
+      if (turn.kind === "refused") return turn;
+      const searched = this.eligibility(turn) ?? (await this.fetch(turn, req.signal));
+      const halt = "kind" in searched ? searched : undefined;
+      const fetched = "kind" in searched ? [] : searched.candidates;
+      const runs: ComparisonRun[] = [];
+      for (const choice of choices) {
+        const { compiled } = choice;
+        const candidates = fetched.slice(0, takeOf(compiled));
+        const own = { ...turn, compiled };
+        const shaped = halt ?? this.shape(own, candidates);
+        const payload =
+          shaped.kind === "payload" ? shaped.payload : await this.playgroundFallback(own, shaped);
+        runs.push({
+          label: choice.label,
+          source: choice.source,
+          maxTokens: compiled.policy.retrieval.maxTokens,
+          tokenizer: compiled.ctx.tokenizer.name,
+          candidates: runCandidates(candidates, compiled),
+          payload,
+          tokens: memoryTokens(payload.memories, compiled),
+        });
+      }
+      const code = halt?.kind === "fallback" ? halt.code : undefined;
+      const message = runs[0]?.payload.metadata.fallback?.message;
+      return {
+        kind: "compared",
+        comparison: {
+          tenant: req.principal.tenant.id,
+          userId: req.userId,
+          query: req.query,
+          backend: turn.backend,
+          fetched: fetched.length,
+          fallback: code === undefined ? null : { code, message: message ?? code },
+          runs,
+        },
+      };
+    });
+  }
+
+  /**
+   * `memgate eval` in the playground (admin): every golden-set question's candidates fetched once by the core's
+   * search from the tenant's backend, then each policy measured on them (src/eval/run.ts). A failed search counts
+   * as a question without candidates, as in `memgate eval`.
+   */
+  evaluate(req: EvaluationRequest): Promise<EvaluationOutcome> {
+    return inSpan("memgate.playground.evaluate", async () => {
+      const choices = resolveChoices(this.deps, req.principal, req.policies);
+      if ("kind" in choices) return choices;
+      const first = choices[0];
+      if (first === undefined)
+        return { kind: "refused", code: "VALIDATION_FAILED", detail: "policies: give a policy" };
+      const limit = Math.max(...choices.map((c) => takeOf(c.compiled)));
+      const { searchType } = first.compiled.policy.retrieval;
+      // The backend is the same for every question: a refusal (not the tenant's backend) is one answer.
+      const probe = this.playgroundTurn({ ...req, userId: "", query: "" }, choices);
+      if (probe.kind === "refused") return probe;
+      const lines = await mapConcurrently(req.questions, 4, async (q): Promise<RecordedCandidates> => {
+        const base = {
+          id: q.id,
+          userId: q.userId,
+          query: q.query,
+          backend: probe.backend,
+          searchType,
+          limit,
+        };
+        const turn = this.playgroundTurn({ ...req, userId: q.userId, query: q.query }, choices);
+        if (turn.kind === "refused") return { ...base, results: [], error: turn.detail };
+        const searched = this.eligibility(turn) ?? (await this.fetch(turn, undefined));
+        if (!("kind" in searched)) return { ...base, results: searched.candidates };
+        return { ...base, results: [], error: searched.kind === "fallback" ? searched.code : searched.kind };
+      });
+      const reports = choices.map((c) => {
+        const { outcomes: _outcomes, ...report } = evaluatePolicy(req.questions, lines, {
+          label: c.label,
+          compiled: c.compiled,
+        });
+        return report;
+      });
+      return {
+        kind: "evaluated",
+        evaluation: {
+          tenant: req.principal.tenant.id,
+          backend: probe.backend,
+          questions: req.questions.length,
+          users: new Set(req.questions.map((q) => q.userId)).size,
+          failed: lines.filter((r) => r.error !== undefined).length,
+          reports,
+        },
+      };
+    });
+  }
+
+  /** A playground search: the first policy's backend settings, as many candidates as the hungriest policy takes. */
+  private playgroundTurn(
+    ask: { principal: Principal; userId: string; query: string; backend?: BackendName | undefined },
+    choices: readonly ResolvedChoice[],
+  ): (Turn & { kind: "turn" }) | Refusal {
+    const first = choices[0];
+    if (first === undefined) {
+      return { kind: "refused", code: "VALIDATION_FAILED", detail: "policies: give one or two policies" };
+    }
+    const req: RetrievalRequest = { principal: ask.principal, userId: ask.userId, query: ask.query };
+    if (ask.backend !== undefined) req.backend = ask.backend;
+    const turn = this.turnFor(req, first.compiled, true);
+    if (turn.kind === "refused") return turn;
+    return { ...turn, limit: Math.max(...choices.map((c) => takeOf(c.compiled))) };
+  }
+
+  /** A playground policy's declared action for a fallback (never a cached payload: the playground has no key). */
+  private async playgroundFallback(turn: Turn, halt: Halt): Promise<RetrievalPayload> {
+    const code = halt.kind === "fallback" ? halt.code : "POLICY_FAILED";
+    const detail = halt.kind === "fallback" ? halt.detail : undefined;
+    return answerWithFallback(code, detail, {
+      compiled: turn.compiled,
+      userId: turn.req.userId,
+      backend: turn.backend,
+      cache: this.deps.cache,
+      queryTimeMs: () => performance.now() - turn.started,
+      explain: true,
+    });
   }
 
   /** The existence check and the search, under the policy's backend timeout; failures classified. */
@@ -350,7 +516,7 @@ export class RetrievalService {
     const { policy } = compiled;
     const timeout = AbortSignal.timeout(policy.timeouts.backendMs);
     const signal = clientSignal ? AbortSignal.any([timeout, clientSignal]) : timeout;
-    const limit = policy.retrieval.topK * policy.retrieval.overfetch;
+    const limit = turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch;
     try {
       if (req.needs?.user !== false) {
         const existenceKey = `${turn.cooldownKey}:${req.userId}`;
@@ -445,6 +611,21 @@ function renderable(
   };
   if (native.context !== undefined) out.context = shapeText(native.context, compiled);
   if (native.notes !== undefined) out.notes = native.notes;
+  return out;
+}
+
+/** `fn` over `items`, at most `concurrency` at a time, results in input order. */
+async function mapConcurrently<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, items.length)) }, worker));
   return out;
 }
 

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createLocalBackend } from "../backends/local";
 import { createOpenMemoryBackend } from "../backends/openmemory";
 import { type BackendFactories, BackendProvider } from "../backends/registry";
@@ -6,7 +7,9 @@ import { createZepBackend } from "../backends/zep";
 import type { PayloadCache } from "../cache/types";
 import { LocalStores } from "../compat/local-stores";
 import type { Env } from "../config/env";
+import { GoldenSetError, loadGoldenFile } from "../eval/golden";
 import type { AppServices } from "../http/app";
+import type { PlaygroundConfig } from "../http/routes/playground";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { warmTokenizers } from "../pipeline/tokenizers";
@@ -25,6 +28,9 @@ import { createReadiness, readCircuits } from "./readiness";
 import { createSharedState } from "./shared-state";
 
 export const DEFAULT_TENANTS_FILE = "config/tenants.yaml";
+
+/** The built playground page (`npm run build`: src/ui → dist/ui), from src/server or dist/server alike. */
+export const UI_DIR = join(__dirname, "..", "..", "dist", "ui");
 
 export const BACKEND_FACTORIES: BackendFactories = {
   zep: (cfg) => createZepBackend(cfg),
@@ -64,10 +70,28 @@ async function loadTenants(env: Env, rawEnv: NodeJS.ProcessEnv): Promise<TenantD
   return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA });
 }
 
+/** MEMGATE_PLAYGROUND and MEMGATE_PLAYGROUND_GOLDEN: the page must be built, the golden set must load. */
+async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined> {
+  const uiDir = UI_DIR;
+  if (env.MEMGATE_PLAYGROUND !== "on") return undefined;
+  if (!existsSync(join(uiDir, "index.html")) || !existsSync(join(uiDir, "app.js"))) {
+    throw new BootError(`MEMGATE_PLAYGROUND: the page is not built in ${uiDir} (run npm run build)`);
+  }
+  const file = env.MEMGATE_PLAYGROUND_GOLDEN;
+  if (file === undefined) return { uiDir };
+  try {
+    return { uiDir, golden: { file, questions: await loadGoldenFile(file) } };
+  } catch (err) {
+    if (err instanceof GoldenSetError) throw new BootError(`MEMGATE_PLAYGROUND_GOLDEN: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Wires every capability from the validated environment (the one place that knows the implementations). */
 export async function buildServices(opts: BuildOptions): Promise<Services> {
   const { env, logger } = opts;
   const tenants = await loadTenants(env, opts.rawEnv);
+  const playground = await playgroundConfig(env);
   const policies = await createPolicyRegistry({
     dir: env.MEMGATE_POLICY_DIR,
     logger,
@@ -131,6 +155,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     limiter,
     keyLimits: shared.keyLimits,
     localStores,
+    ...(playground === undefined ? {} : { playground }),
     ...(shared.redis === undefined ? {} : { redis: shared.redis }),
     lifecycle: { shuttingDown: false },
     async close() {

@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// `npm run build`, last step: the playground page's HTML and CSS next to its compiled script (src/ui → dist/ui).
+const { copyFileSync, mkdirSync, readdirSync } = require("node:fs");
+const { join } = require("node:path");
+
+const from = join(__dirname, "..", "src", "ui");
+const to = join(__dirname, "..", "dist", "ui");
+mkdirSync(to, { recursive: true });
+for (const name of readdirSync(from)) {
+  if (/\.(html|css)$/.test(name)) copyFileSync(join(from, name), join(to, name));
+}

@@ -1,0 +1,189 @@
+/**
+ * The policy playground's door (README "Policy playground"): the page at /ui (static files from dist/ui, built from
+ * src/ui by `npm run build`) and its admin-scoped JSON API under /v1/playground. The API only translates: the
+ * comparison and the eval run in the retrieval core (src/retrieval/service.ts `compare`, `evaluate`), the policy
+ * text is checked as `memgate policy validate` checks a file (src/policy/compile.ts `checkPolicyText`).
+ *
+ * The page itself holds no data and needs no key (a browser sends no Authorization header on navigation); every
+ * call it makes carries the admin key the user pasted, as `Authorization: Bearer <key>` — no cookies.
+ */
+import { join } from "node:path";
+import express, { Router } from "express";
+import { z } from "zod";
+import type { GoldenQuestion } from "../../eval/golden";
+import { overallRows } from "../../eval/report";
+import { checkPolicyText } from "../../policy/compile";
+import type { PolicyRegistry } from "../../policy/registry-types";
+import { BACKEND_NAMES, type BackendName } from "../../policy/schema";
+import { EDITOR_FILE } from "../../retrieval/playground";
+import { ID_PATTERN } from "../../retrieval/request";
+import type { RetrievalService } from "../../retrieval/service";
+import { isPolicyAllowed } from "../../tenants/directory";
+import type { TenantDirectory } from "../../tenants/types";
+import { authenticate, principalOf, requireScope } from "../auth";
+import { HttpProblem } from "../errors";
+import { jsonBody } from "../middleware";
+import { refusalProblem } from "../outcome";
+import { type KeyLimits, rateLimitKey } from "../rate-limit";
+import { uiSecurityHeaders } from "../security-headers";
+import { describeZodError } from "../validation";
+
+export interface PlaygroundConfig {
+  /** The built page: index.html, app.js, style.css (dist/ui). */
+  uiDir: string;
+  /** MEMGATE_PLAYGROUND_GOLDEN, loaded at boot: the eval table's questions. */
+  golden?: { file: string; questions: readonly GoldenQuestion[] };
+}
+
+/** A policy text as the editor holds it: at most what a policy file reasonably is. */
+const MAX_POLICY_TEXT = 65_536;
+
+const policyChoiceSchema = z
+  .object({
+    name: z
+      .string({ error: "must be a policy name" })
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
+      .optional(),
+    text: z.string({ error: "must be a string (a policy file's text)" }).max(MAX_POLICY_TEXT).optional(),
+  })
+  .strict()
+  .refine((c) => (c.name === undefined) !== (c.text === undefined), { error: "give either name or text" });
+
+const policiesSchema = z
+  .array(policyChoiceSchema, { error: "must be a list of one or two policies" })
+  .min(1, { error: "must be a list of one or two policies" })
+  .max(2, { error: "must be a list of one or two policies" });
+
+const compareBodySchema = z
+  .object({
+    userId: z
+      .string({ error: "is required (a string)" })
+      .regex(ID_PATTERN, "must be 1–128 of [A-Za-z0-9_.:@-]"),
+    query: z.string({ error: "is required (a string)" }).max(65_536),
+    backend: z.enum(BACKEND_NAMES).optional(),
+    policies: policiesSchema,
+  })
+  .strict();
+
+const evalBodySchema = z
+  .object({ backend: z.enum(BACKEND_NAMES).optional(), policies: policiesSchema })
+  .strict();
+
+const validateBodySchema = z
+  .object({ text: z.string({ error: "is required (a policy file's text)" }).max(MAX_POLICY_TEXT) })
+  .strict();
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new HttpProblem("VALIDATION_FAILED", describeZodError(parsed.error));
+  return parsed.data;
+}
+
+export function playgroundRoutes(deps: {
+  tenants: TenantDirectory;
+  policies: PolicyRegistry;
+  retrieval: RetrievalService;
+  keyLimits?: KeyLimits;
+  playground: PlaygroundConfig;
+}): Router {
+  const router = Router();
+  const { uiDir, golden } = deps.playground;
+
+  // The page: its own content security policy (scripts, styles and fetches from this origin only).
+  const page = express.static(uiDir, {
+    index: false,
+    redirect: false,
+    dotfiles: "ignore",
+    fallthrough: true,
+  });
+  router.use("/ui", uiSecurityHeaders());
+  router.get(["/ui", "/ui/"], function playgroundPage(_req, res) {
+    res.setHeader("cache-control", "no-cache");
+    res.sendFile(join(uiDir, "index.html"));
+  });
+  router.use("/ui", page);
+
+  const admin = [authenticate(deps.tenants), rateLimitKey(deps.keyLimits), requireScope("admin")];
+
+  /** What the page offers for this key's tenant: its backends, its policies, the golden set. */
+  router.get("/v1/playground", ...admin, function playgroundInfo(_req, res) {
+    const { tenant } = principalOf(res);
+    const backends = BACKEND_NAMES.filter((b) => tenant.backends[b] !== undefined);
+    const policies = deps.policies
+      .list()
+      .policies.filter((p) => isPolicyAllowed(tenant, p.name))
+      .map((p) => ({ name: p.name, version: p.version, hash: p.hash }));
+    res.json({
+      tenant: tenant.id,
+      backends,
+      defaultBackend: tenant.defaultBackend,
+      policies,
+      defaultPolicy: tenant.policies.default,
+      editorFile: EDITOR_FILE,
+      golden:
+        golden === undefined
+          ? null
+          : {
+              file: golden.file,
+              questions: golden.questions.length,
+              users: [...new Set(golden.questions.map((q) => q.userId))],
+            },
+    });
+  });
+
+  /** `memgate policy validate` on the editor's text: 200 with its lines, ok or not. */
+  router.post("/v1/playground/validate", ...admin, ...jsonBody("128kb"), function validate(req, res) {
+    const { text } = parse(validateBodySchema, req.body);
+    const checked = checkPolicyText(text, EDITOR_FILE);
+    if (!checked.ok) {
+      res.json({ ok: false, lines: checked.lines });
+      return;
+    }
+    const { policy, hash } = checked.compiled;
+    res.json({
+      ok: true,
+      lines: [checked.line],
+      policy: { name: policy.name, version: policy.version, hash },
+    });
+  });
+
+  router.post("/v1/playground/compare", ...admin, ...jsonBody("256kb"), async function compare(req, res) {
+    const body = parse(compareBodySchema, req.body);
+    const controller = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) controller.abort();
+    };
+    res.on("close", onClose);
+    try {
+      const outcome = await deps.retrieval.compare({
+        principal: principalOf(res),
+        userId: body.userId,
+        query: body.query,
+        backend: body.backend as BackendName | undefined,
+        policies: body.policies,
+        signal: controller.signal,
+      });
+      if (outcome.kind === "refused") throw refusalProblem(outcome);
+      res.json(outcome.comparison);
+    } finally {
+      res.off("close", onClose);
+    }
+  });
+
+  router.post("/v1/playground/eval", ...admin, ...jsonBody("256kb"), async function evaluate(req, res) {
+    const body = parse(evalBodySchema, req.body);
+    if (golden === undefined) {
+      throw new HttpProblem("NOT_FOUND", "no golden set configured (set MEMGATE_PLAYGROUND_GOLDEN)");
+    }
+    const outcome = await deps.retrieval.evaluate({
+      principal: principalOf(res),
+      backend: body.backend,
+      policies: body.policies,
+      questions: golden.questions,
+    });
+    if (outcome.kind === "refused") throw refusalProblem(outcome);
+    res.json({ ...outcome.evaluation, file: golden.file, table: overallRows(outcome.evaluation.reports) });
+  });
+
+  return router;
+}

@@ -1,0 +1,104 @@
+/**
+ * The JSON the playground's API answers (src/http/routes/playground.ts), as the page reads it. The server's types
+ * (src/retrieval/playground.ts, src/pipeline/types.ts) must stay assignable to these: test/http/playground.test.ts
+ * checks it at compile time. No imports: this file is compiled for the browser.
+ */
+
+export interface PlaygroundInfo {
+  tenant: string;
+  backends: string[];
+  defaultBackend: string;
+  policies: Array<{ name: string; version: number; hash: string }>;
+  defaultPolicy: string;
+  editorFile: string;
+  golden: { file: string; questions: number; users: string[] } | null;
+}
+
+export interface Validation {
+  ok: boolean;
+  lines: string[];
+}
+
+export interface KeptSentence {
+  sentence: number;
+  why: "match" | "context" | "leading";
+  score: number;
+  terms?: string[];
+}
+
+export interface TraceChange {
+  id: string;
+  reason: string;
+  sentences?: { total: number; kept: KeptSentence[] };
+}
+
+export interface StageTrace {
+  stage: string;
+  in: number;
+  out: number;
+  changes: TraceChange[];
+  detail?: Record<string, string | number | boolean>;
+}
+
+export interface Memory {
+  id: string;
+  content: string;
+  score: number;
+  flags?: string[];
+  provenance: { wasRedacted: boolean; originalLength: number };
+}
+
+export interface Payload {
+  memories: Memory[];
+  systemPrompt: string;
+  metadata: {
+    totalTokens: number;
+    policy: { name: string; version: number; hash: string };
+    fallback: { code: string; action: string; message: string } | null;
+  };
+  trace?: StageTrace[];
+}
+
+export interface RunCandidate {
+  id: string;
+  content: string;
+  score: number;
+  timestamp: string;
+  type: string;
+  tokens: number;
+}
+
+export interface Run {
+  label: string;
+  source: "registry" | "editor";
+  maxTokens: number;
+  tokenizer: string;
+  candidates: RunCandidate[];
+  payload: Payload;
+  tokens: Array<{ id: string; tokens: number }>;
+}
+
+export interface Comparison {
+  tenant: string;
+  userId: string;
+  query: string;
+  backend: string;
+  fetched: number;
+  fallback: { code: string; message: string } | null;
+  runs: Run[];
+}
+
+export interface EvalAnswer {
+  questions: number;
+  users: number;
+  failed: number;
+  backend: string;
+  file: string;
+  table: { header: string[]; rows: string[][] };
+}
+
+/** An error answer (problem+json). */
+export interface Problem {
+  code: string;
+  detail: string;
+}

@@ -1,0 +1,241 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import request from "supertest";
+import { evalCommand } from "../../src/cli/eval";
+import { validateCommand } from "../../src/cli/policy";
+import { overallRows } from "../../src/eval/report";
+import type { Comparison } from "../../src/retrieval/playground";
+import type { Comparison as WireComparison } from "../../src/ui/wire";
+import { type Harness, KEYS, makeHarness } from "../helpers/harness";
+import { makeCandidate } from "../helpers/items";
+
+/** Compile-time: what the core answers is what the page reads (src/ui/wire.ts). */
+const asWire = (c: Comparison): WireComparison => c;
+
+const ops = { authorization: `Bearer ${KEYS.acmeOps}` };
+const chat = { authorization: `Bearer ${KEYS.acmeChat}` };
+
+const memories = [
+  makeCandidate({ id: "f1", content: "Ana orders an oat milk flat white. She likes it hot.", score: 0.92 }),
+  makeCandidate({ id: "f2", content: "  ana orders an oat milk flat white. she likes it hot.", score: 0.6 }),
+  makeCandidate({ id: "m1", content: "Write to ana@example.com about the decaf order.", score: 0.55 }),
+  makeCandidate({ id: "low", content: "Unrelated note about parking.", score: 0.1 }),
+];
+
+const STRICT = "name: strict\nversion: 1\nretrieval: { minScore: 0.58 }\nredaction: { enabled: true }\n";
+const BAD = "name: broken\nversion: 1\nretrieval:\n  topK: 50\n";
+
+describe("the policy playground's API (/v1/playground)", () => {
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  it("is not served unless MEMGATE_PLAYGROUND is on", async () => {
+    h = await makeHarness();
+    await request(h.app).get("/ui").expect(404);
+    await request(h.app).get("/v1/playground").set(ops).expect(404);
+  });
+
+  describe("when on", () => {
+    beforeEach(async () => {
+      h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on" } });
+      h.zep.acme?.setUser("ana", memories);
+    });
+
+    it("serves the page with a CSP of its own and leaves every other route's CSP as strict as before", async () => {
+      const page = await request(h.app)
+        .get("/ui")
+        .expect(200)
+        .expect("content-type", /text\/html/);
+      const csp = String(page.headers["content-security-policy"]);
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("style-src 'self'");
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+      expect(page.text).toContain('<script type="module" src="/ui/app.js">');
+      await request(h.app)
+        .get("/ui/app.js")
+        .expect(200)
+        .expect("content-type", /javascript/);
+      const other = await request(h.app).get("/healthz").expect(200);
+      expect(other.headers["content-security-policy"]).toBe("default-src 'none';frame-ancestors 'none'");
+    });
+
+    it("needs a key with the admin scope", async () => {
+      await request(h.app).get("/v1/playground").expect(401);
+      const refused = await request(h.app).get("/v1/playground").set(chat).expect(403);
+      expect(refused.body.detail).toContain("'admin' scope");
+      const info = await request(h.app).get("/v1/playground").set(ops).expect(200);
+      expect(info.body).toMatchObject({ tenant: "acme", backends: ["zep", "openmemory"], golden: null });
+      expect(info.body.policies.map((p: { name: string }) => p.name)).toContain("default");
+    });
+
+    it("runs two policies on the same candidates, each as /v1/retrieve with explain would", async () => {
+      const res = await request(h.app)
+        .post("/v1/playground/compare")
+        .set(ops)
+        .send({ userId: "ana", query: "what coffee?", policies: [{ name: "default" }, { text: STRICT }] })
+        .expect(200);
+      const c = asWire(res.body as Comparison);
+      expect(h.zep.acme?.searchCalls).toBe(1); // fetched once for both
+      expect(c.fetched).toBe(4);
+      expect(c.runs.map((r) => r.label)).toEqual(["default", "strict (editor)"]);
+      const [a, b] = c.runs;
+      if (a === undefined || b === undefined) throw new Error("two runs expected");
+      expect(a.candidates.map((x) => x.id)).toEqual(b.candidates.map((x) => x.id));
+      const reasons = (run: typeof a) =>
+        (run.payload.trace ?? []).flatMap((s) => s.changes.map((ch) => `${s.stage}:${ch.id}:${ch.reason}`));
+      expect(reasons(a)).toEqual(
+        expect.arrayContaining(["score_threshold:low:below_min_score", "deduplication:f2:duplicate_of:f1"]),
+      );
+      expect(reasons(b)).toEqual(
+        expect.arrayContaining(["score_threshold:m1:below_min_score", "redaction:m1:redacted:email"]),
+      );
+      // Policy B redacts: its view of the candidates holds no e-mail address.
+      expect(JSON.stringify(b)).not.toContain("ana@example.com");
+      expect(b.tokens.reduce((s, t) => s + t.tokens, 0)).toBe(b.payload.metadata.totalTokens);
+
+      // The same core: /v1/retrieve with explain answers the same memories, prompt and trace for `default`.
+      const retrieved = await request(h.app)
+        .post("/v1/retrieve")
+        .set(ops)
+        .send({ userId: "ana", query: "what coffee?", sessionId: "s-1", useMemory: true, explain: true })
+        .expect(200);
+      expect(a.payload.memories).toEqual(retrieved.body.memories);
+      expect(a.payload.systemPrompt).toBe(retrieved.body.systemPrompt);
+      expect(a.payload.trace).toEqual(retrieved.body.trace);
+    });
+
+    it("answers a failing backend with its declared fallback, never a 5xx", async () => {
+      h.zep.acme?.fail("unavailable");
+      const res = await request(h.app)
+        .post("/v1/playground/compare")
+        .set(ops)
+        .send({ userId: "ana", query: "coffee", policies: [{ name: "default" }] })
+        .expect(200);
+      expect(res.body.fallback.code).toBe("ZEP_UNAVAILABLE");
+      expect(res.body.runs[0].payload.metadata.fallback).toMatchObject({
+        code: "ZEP_UNAVAILABLE",
+        action: "skip",
+      });
+      expect(res.body.runs[0].payload.memories).toEqual([]);
+    });
+
+    it("refuses bad input with an error naming the field", async () => {
+      const cases: Array<[object, RegExp]> = [
+        [{ userId: "ana", query: "q" }, /^policies: /],
+        [{ userId: "ana", query: "q", policies: [] }, /^policies: must be a list of one or two policies/],
+        [{ userId: "a b", query: "q", policies: [{ name: "default" }] }, /^userId: /],
+        [
+          { userId: "ana", query: "q", policies: [{ name: "default", text: "x" }] },
+          /policies\[0\]: give either/,
+        ],
+        [
+          { userId: "ana", query: "q", policies: [{ name: "nope" }] },
+          /^policies\[0\]\.name: no policy named "nope"/,
+        ],
+        [
+          { userId: "ana", query: "q", policies: [{ name: "default" }, { text: BAD }] },
+          /^policies\[1\]\.text: playground\.yaml:4: retrieval\.topK: /,
+        ],
+      ];
+      for (const [body, detail] of cases) {
+        const res = await request(h.app).post("/v1/playground/compare").set(ops).send(body);
+        expect({ status: res.status, code: res.body.code }).toEqual({
+          status: 400,
+          code: "VALIDATION_FAILED",
+        });
+        expect(res.body.detail).toMatch(detail);
+      }
+    });
+
+    it("validates a policy text with the very lines `memgate policy validate` prints", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "memgate-playground-"));
+      try {
+        for (const text of [
+          BAD,
+          STRICT,
+          "name: [",
+          "name: x\nversion: 1\nredaction: { patterns: [{ name: a, pattern: '(' }] }\n",
+        ]) {
+          const file = join(dir, "playground.yaml");
+          writeFileSync(file, text);
+          const lines: string[] = [];
+          const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+          const code = await validateCommand([file], io);
+          const res = await request(h.app)
+            .post("/v1/playground/validate")
+            .set(ops)
+            .send({ text })
+            .expect(200);
+          expect(res.body.ok).toBe(code === 0);
+          expect(res.body.lines).toEqual(lines.map((l) => l.replace(`${dir}/`, "")));
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const missing = await request(h.app).post("/v1/playground/validate").set(ops).send({}).expect(400);
+      expect(missing.body.detail).toMatch(/^text: /);
+    });
+
+    it("has no eval table without a golden set", async () => {
+      const res = await request(h.app)
+        .post("/v1/playground/eval")
+        .set(ops)
+        .send({ policies: [{ name: "default" }] })
+        .expect(404);
+      expect(res.body.detail).toContain("MEMGATE_PLAYGROUND_GOLDEN");
+    });
+  });
+
+  it("measures policies on the golden set as `memgate eval` does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memgate-golden-"));
+    try {
+      const golden = join(dir, "questions.jsonl");
+      const questions = readFileSync("eval/golden/questions.jsonl", "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("{"));
+      writeFileSync(golden, `${questions.slice(0, 24).join("\n")}\n`);
+      const records = readFileSync("eval/golden/memories.jsonl", "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as unknown);
+      h = await makeHarness({
+        tenants: null, // dev mode: the local backend, every scope
+        localRecords: records,
+        env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: golden, MEMGATE_BACKEND: "local" },
+      });
+      const seed = readFileSync("eval/policies/seed-000.yaml", "utf8");
+      const res = await request(h.app)
+        .post("/v1/playground/eval")
+        .send({ policies: [{ name: "default" }, { text: seed }] })
+        .expect(200);
+      expect(res.body).toMatchObject({ questions: 24, failed: 0, backend: "local" });
+
+      const out: string[] = [];
+      const code = await evalCommand(
+        {
+          golden,
+          policy: ["policies/default.yaml", "eval/policies/seed-000.yaml"],
+          backend: "local",
+          data: "eval/golden/memories.jsonl",
+          json: true,
+        },
+        { out: (l) => out.push(l), err: (l) => out.push(l) },
+      );
+      expect(code).toBe(0);
+      const cli = overallRows(JSON.parse(out.join("\n")).policies);
+      expect(res.body.table.header).toEqual(cli.header);
+      expect(res.body.table.rows.map((r: string[]) => r.slice(1))).toEqual(cli.rows.map((r) => r.slice(1)));
+      expect(res.body.table.rows.map((r: string[]) => r[0])).toEqual(["default", "seed-000 (editor)"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses to start with a golden set that does not load, naming the variable", async () => {
+    await expect(
+      makeHarness({ env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: "/nonexistent/q.jsonl" } }),
+    ).rejects.toThrow(/^MEMGATE_PLAYGROUND_GOLDEN: /);
+  });
+});
