@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { slotTag, userScope } from "../redis/keys";
 
 export interface CacheKeyParts {
   tenantId: string;
@@ -17,9 +18,10 @@ export function normalizeQuery(query: string): string {
 }
 
 /**
- * `v1:payload:<tenant>:<sha256 of the parts>` (the Redis cache prepends MEMGATE_REDIS_PREFIX, default
+ * `v2:payload:<tenant>:{<user tag>}:<sha256 of the parts>` (the Redis cache prepends MEMGATE_REDIS_PREFIX, default
  * `memgate:`). The user id and query are hashed, never stored in clear in a key; the tenant stays readable so an
- * operator can scan or flush one tenant.
+ * operator can scan or flush one tenant. `{<user tag>}` is the Redis Cluster hash tag of the tenant's user
+ * (src/redis/keys.ts): the entry shares a slot with the user's rate counter and the entry's flight lock.
  */
 export function payloadCacheKey(p: CacheKeyParts): string {
   const digest = createHash("sha256")
@@ -31,5 +33,5 @@ export function payloadCacheKey(p: CacheKeyParts): string {
       ),
     )
     .digest("hex");
-  return `v1:payload:${p.tenantId}:${digest}`;
+  return `v2:payload:${p.tenantId}:${slotTag(userScope(p.tenantId, p.userId))}:${digest}`;
 }

@@ -1,11 +1,23 @@
 import { z } from "zod";
 import { BACKEND_NAMES } from "../policy/schema";
+import { parseAddresses } from "../redis/topology";
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
+/** `host:port,host:port` → addresses (src/redis/topology.ts), or an error naming the expected form. */
+const addresses = (example: string) =>
+  z.string().transform((v, ctx) => {
+    const parsed = parseAddresses(v);
+    if (parsed === undefined) {
+      ctx.addIssue({ code: "custom", message: `must be host:port[,host:port…] (e.g. ${example})` });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+
 const url = (what: string) => z.url({ protocol: /^https?$/, error: `must be an http(s) URL (${what})` });
 
-/** CONTRACT §1. Parsed once at boot; a bad value exits non-zero with a one-line reason naming the variable. */
+/** The environment (docs/configuration.md#environment-variables). Parsed once at boot; a bad value exits non-zero with a one-line reason naming the variable. */
 export const envSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: z.coerce
@@ -27,6 +39,26 @@ export const envSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
     .optional(),
+  /** Redis Cluster: seed nodes (any few of its nodes; ioredis discovers the others). Instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: addresses("10.0.0.1:6379,10.0.0.2:6379").optional(),
+  /** Redis Sentinel: the sentinels to ask for the master of REDIS_SENTINEL_MASTER. Instead of REDIS_URL. */
+  REDIS_SENTINELS: addresses("10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379").optional(),
+  REDIS_SENTINEL_MASTER: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._-]{1,64}$/,
+      "must be the master's name in the sentinels' configuration (e.g. mymaster)",
+    )
+    .optional(),
+  /** Password of the sentinels themselves (their `requirepass`), when they have one. */
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  /** Credentials and TLS of the Cluster or Sentinel data nodes (a REDIS_URL carries its own: rediss://user:pass@…). */
+  REDIS_USERNAME: z.string().min(1).optional(),
+  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_TLS: z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
   /** Prefix of every key memgate writes in Redis (several deployments can share one Redis). */
   MEMGATE_REDIS_PREFIX: z
     .string()
@@ -80,6 +112,34 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(LEVELS).default("info"),
 });
 
+/** The rules across variables: one Redis topology at most, each Redis option only with its topology. */
+const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
+  const set = (["REDIS_URL", "REDIS_CLUSTER_NODES", "REDIS_SENTINELS"] as const).filter(
+    (k) => env[k] !== undefined,
+  );
+  const fail = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  if (set.length > 1)
+    fail(
+      set[1] ?? "",
+      `set only one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS (${set.join(" and ")} are set)`,
+    );
+  if (env.REDIS_SENTINELS !== undefined && env.REDIS_SENTINEL_MASTER === undefined)
+    fail("REDIS_SENTINEL_MASTER", "is required with REDIS_SENTINELS (the master's name, e.g. mymaster)");
+  if (env.REDIS_SENTINELS === undefined) {
+    for (const k of ["REDIS_SENTINEL_MASTER", "REDIS_SENTINEL_PASSWORD"] as const)
+      if (env[k] !== undefined) fail(k, "only applies with REDIS_SENTINELS");
+  }
+  if (env.REDIS_CLUSTER_NODES === undefined && env.REDIS_SENTINELS === undefined) {
+    const where =
+      env.REDIS_URL === undefined
+        ? "without REDIS_CLUSTER_NODES or REDIS_SENTINELS"
+        : "with REDIS_URL: put it in the URL (rediss://user:password@host:port)";
+    for (const k of ["REDIS_USERNAME", "REDIS_PASSWORD"] as const)
+      if (env[k] !== undefined) fail(k, `does not apply ${where}`);
+    if (env.REDIS_TLS) fail("REDIS_TLS", `does not apply ${where}`);
+  }
+});
+
 export type Env = z.output<typeof envSchema>;
 
 export class EnvError extends Error {
@@ -99,7 +159,7 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
 /** Throws EnvError with one line: `PORT: must be a port number from 0 to 65535 (got "80a")`. */
 export function parseEnv(env: NodeJS.ProcessEnv): Env {
   const source = withoutEmpty(env);
-  const parsed = envSchema.safeParse(source);
+  const parsed = checkedEnvSchema.safeParse(source);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const name = String(issue?.path[0] ?? "environment");

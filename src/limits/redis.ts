@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { RateLimiterMemory, RateLimiterRedis } from "rate-limiter-flexible";
 import type { RedisConnection } from "../redis/connection";
+import { slotTag } from "../redis/keys";
 import { decide } from "./decide";
 import { type RateDecision, type RateLimiter, type RateRule, ruleId } from "./types";
 
@@ -23,7 +23,8 @@ export interface PreparedConsume {
  * through up to replicas × points; when Redis comes back the shared count takes over again.
  *
  * `scope` separates the counters of different limits ("user", "key") under the same rule. Keys are hashed: user
- * ids never appear in clear in Redis.
+ * ids never appear in clear in Redis. A counter's key ends with the Redis Cluster hash tag of the key it counts
+ * (src/redis/keys.ts): a user's counter (key `tenant:user`) shares its slot with that user's cache entries.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly kind = "redis";
@@ -54,35 +55,31 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   prepare(key: string, rule: RateRule): PreparedConsume {
-    const hashed = hashKey(key);
+    const tagged = slotTag(key);
     const { shared, insurance } = this.limiterFor(rule);
     return {
-      redisKey: shared.getKey(hashed),
+      redisKey: shared.getKey(tagged),
       fromCounter(consumed, ttlMs) {
         if (consumed <= rule.points)
           return { allowed: true, retryAfterMs: 0, remaining: rule.points - consumed, resetMs: ttlMs };
         const wait = Math.max(1, ttlMs);
         return { allowed: false, retryAfterMs: wait, remaining: 0, resetMs: wait };
       },
-      insurance: () => decide(insurance.consume(hashed), rule),
+      insurance: () => decide(insurance.consume(tagged), rule),
     };
   }
 
   async consume(key: string, rule: RateRule): Promise<RateDecision> {
-    const hashed = hashKey(key);
+    const tagged = slotTag(key);
     const { shared, insurance } = this.limiterFor(rule);
     // While Redis is known to be unusable (e.g. suspended after timeouts) go straight to the insurance.
-    if (!this.redis.ready()) return decide(insurance.consume(hashed), rule);
+    if (!this.redis.ready()) return decide(insurance.consume(tagged), rule);
     const started = Date.now();
-    const decision = await decide(shared.consume(hashed), rule);
+    const decision = await decide(shared.consume(tagged), rule);
     // rate-limiter-flexible hides the error it answered from the insurance; a call that lasted the command
     // timeout was one, so report it (the connection then skips a hung Redis for a moment).
     if (Date.now() - started >= this.redis.commandTimeoutMs)
       this.redis.failed("rate limit", new Error("Command timed out"));
     return decision;
   }
-}
-
-function hashKey(key: string): string {
-  return createHash("sha256").update(key).digest("base64url").slice(0, 32);
 }

@@ -1,9 +1,16 @@
-import Redis from "ioredis";
+import Redis, { Cluster, type ClusterOptions, type RedisOptions as IORedisOptions } from "ioredis";
 import type { Logger } from "../logging/logger";
 import { describe, ThrottledLog } from "./log";
+import type { RedisTarget } from "./topology";
+
+/** A client of any topology: one node, a Cluster, or the master behind Sentinel (a plain Redis client). */
+export type RedisClient = Redis | Cluster;
 
 export interface RedisOptions {
-  url: string;
+  /** Which Redis: one node, a Cluster or Sentinel (src/redis/topology.ts). */
+  target?: RedisTarget;
+  /** Shorthand for `target: { kind: "single", url }`. */
+  url?: string;
   /** Prepended to every key memgate writes (MEMGATE_REDIS_PREFIX). */
   prefix: string;
   logger: Logger;
@@ -23,7 +30,9 @@ export interface RedisCheck {
 }
 
 /**
- * One ioredis connection shared by the cache, the single-flight locks, the limiters and the cooldowns.
+ * One ioredis client shared by the cache, the single-flight locks, the limiters and the cooldowns: one connection
+ * (one node or Sentinel's master) or a Cluster client (a connection per node, routing each command by its key's
+ * slot, following MOVED/ASK and refreshing its slot map after a failover).
  *
  * Built to fail fast and recover alone: no offline queue (a command while disconnected fails at once instead of
  * waiting), one retry per command, a command timeout, and endless reconnection with a capped backoff. The boot
@@ -31,9 +40,14 @@ export interface RedisCheck {
  * picks Redis up when it comes back, without a restart.
  */
 export class RedisConnection {
-  readonly client: Redis;
+  readonly client: RedisClient;
   readonly prefix: string;
   readonly commandTimeoutMs: number;
+  /**
+   * Redis Cluster: a script may only touch keys of one hash slot (src/redis/keys.ts), so the admission reads the
+   * backend cooldown (its own slot) with a command of its own.
+   */
+  readonly cluster: boolean;
   private readonly log: ThrottledLog;
   private closed = false;
   /** After a command timed out (a hung, not a closed, Redis), skip Redis until then instead of waiting again. */
@@ -44,25 +58,34 @@ export class RedisConnection {
     this.commandTimeoutMs = opts.commandTimeoutMs ?? 500;
     this.log = new ThrottledLog(opts.logger);
     const maxBackoff = opts.maxBackoffMs ?? 2000;
-    this.client = new Redis(opts.url, {
+    const target = opts.target ?? { kind: "single", url: opts.url ?? "" };
+    const backoff = (times: number) =>
+      this.closed ? null : Math.min(50 * 2 ** Math.min(times, 10), maxBackoff);
+    const node: IORedisOptions = {
       lazyConnect: true,
-      enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: this.commandTimeoutMs,
       connectTimeout: opts.connectTimeoutMs ?? 2000,
-      retryStrategy: (times) => (this.closed ? null : Math.min(50 * 2 ** Math.min(times, 10), maxBackoff)),
-    });
+      // A replica promoted away from (an old master back as a replica) refuses writes: find the master again.
+      reconnectOnError: (err) => err.message.startsWith("READONLY"),
+    };
+    this.cluster = target.kind === "cluster";
+    this.client = createClient(target, node, backoff);
     let wasReady = false;
     this.client.on("error", (err: unknown) => this.log.warn("connection", err));
     this.client.on("ready", () => {
       wasReady = true;
-      opts.logger.info({ redis: "ready" }, "redis connected");
+      opts.logger.info({ redis: "ready", topology: target.kind }, "redis connected");
     });
     this.client.on("close", () => {
       if (wasReady && !this.closed)
         opts.logger.warn({ redis: "closed" }, "redis connection lost; reconnecting");
       wasReady = false;
     });
+    if (this.client instanceof Cluster) {
+      // A node that cannot be reached is reported like any other fault (throttled), not thrown.
+      this.client.on("node error", (err: unknown) => this.log.warn("cluster node", err));
+    }
     // Non-blocking: failures are reported by the error event and retried by retryStrategy.
     this.client.connect().catch(() => undefined);
   }
@@ -118,6 +141,52 @@ export class RedisConnection {
     }
     this.client.disconnect();
   }
+}
+
+function createClient(
+  target: RedisTarget,
+  node: IORedisOptions,
+  backoff: (times: number) => number | null,
+): RedisClient {
+  if (target.kind === "single")
+    return new Redis(target.url, { ...node, enableOfflineQueue: false, retryStrategy: backoff });
+  const auth = {
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    ...(target.tls ? { tls: {} } : {}),
+  };
+  if (target.kind === "sentinel") {
+    return new Redis({
+      ...node,
+      ...auth,
+      sentinels: target.sentinels,
+      name: target.masterName,
+      ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+      ...(target.tls ? { sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+      // Subscribe to the sentinels' +switch-master: reconnect to the new master as soon as they promote it.
+      failoverDetector: true,
+      sentinelRetryStrategy: backoff,
+      enableOfflineQueue: false,
+      retryStrategy: backoff,
+    });
+  }
+  const { lazyConnect: _lazy, ...perNode } = node;
+  const options: ClusterOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    redisOptions: { ...perNode, ...auth },
+    clusterRetryStrategy: (times) => backoff(times),
+    // A failover or resharding moves slots: follow MOVED/ASK, and re-read the slot map often enough to notice a
+    // promoted replica soon even when no command was redirected.
+    slotsRefreshInterval: 2000,
+    slotsRefreshTimeout: 1000,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    maxRedirections: 6,
+    ...(target.tls ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
+  };
+  return new Cluster(target.nodes, options);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -1,4 +1,4 @@
-import type Redis from "ioredis";
+import type { RedisClient } from "./connection";
 
 /** A Lua script run by SHA (EVALSHA, falling back to EVAL once after a Redis restart: ioredis `defineCommand`). */
 export type RedisScript = (keys: readonly string[], args: ReadonlyArray<string | number>) => Promise<unknown>;
@@ -7,7 +7,12 @@ export type RedisScript = (keys: readonly string[], args: ReadonlyArray<string |
  * Registers `lua` on the client under `name` and returns a caller. Scripts are sent by SHA, not as text on every
  * call (plain EVAL makes Redis hash the whole script each time).
  */
-export function defineScript(client: Redis, name: string, numberOfKeys: number, lua: string): RedisScript {
+export function defineScript(
+  client: RedisClient,
+  name: string,
+  numberOfKeys: number,
+  lua: string,
+): RedisScript {
   const commands = client as unknown as Record<string, unknown>;
   if (typeof commands[name] !== "function") client.defineCommand(name, { numberOfKeys, lua });
   const command = commands[name] as (...args: Array<string | number>) => Promise<unknown>;

@@ -8,7 +8,8 @@ import type { Admission, AdmissionChecks, AdmissionRequest } from "./admission";
 import { SeparateAdmission } from "./admission";
 
 /**
- * KEYS: the per-user limit's counter, the backend's cooldown, the payload cache entry.
+ * KEYS: the per-user limit's counter, the payload cache entry, and — when they share a node (one Redis or Sentinel's
+ * master, not a Cluster) — the backend's cooldown.
  * ARGV: the window in seconds, the rule's points, "1" to read the cache.
  * The counter lines are rate-limiter-flexible's own increment (RateLimiterRedis' incrTtlLuaScript, 1 point), on
  * the same key, so requests counted here and by RateLimiterRedis share one window. Every command runs under
@@ -16,7 +17,7 @@ import { SeparateAdmission } from "./admission";
  * reported for that part alone, as the three separate calls did — consumed -1 and the error text mean "decide the
  * limit with the insurance", a failed cooldown read counts as none, a failed cache read as a miss. The cache is
  * read only when the request may be admitted.
- * Returns {consumed | -1, counter ttl ms, cooldown pttl, cached value | false, error text | false}.
+ * Returns {consumed | -1, counter ttl ms, cooldown pttl (-2 when not read), cached value | false, error text | false}.
  */
 const ADMIT = `local function failed(r) return type(r) == 'table' and r.err ~= nil end
 local problem = false
@@ -32,11 +33,14 @@ if failed(r) then problem = r.err else
     elseif ttl == -1 then redis.pcall('expire', KEYS[1], ARGV[1]) ttl = 1000 * ARGV[1] end
   end
 end
-local cooling = redis.pcall('pttl', KEYS[2])
-if failed(cooling) then cooling = -2 end
+local cooling = -2
+if KEYS[3] then
+  cooling = redis.pcall('pttl', KEYS[3])
+  if failed(cooling) then cooling = -2 end
+end
 local cached = false
 if ARGV[3] == '1' and consumed <= tonumber(ARGV[2]) and cooling <= 0 then
-  cached = redis.pcall('get', KEYS[3])
+  cached = redis.pcall('get', KEYS[2])
   if failed(cached) then cached = false end
 end
 return {consumed, ttl, cooling, cached, problem}`;
@@ -60,6 +64,10 @@ function isReply(v: unknown): v is AdmitReply {
  * where three commands went before. Same keys, same decisions and the same degradation as the separate calls: with
  * Redis unusable (down, or suspended after timeouts) or the script failing, the insurance limiter, this replica's
  * cooldown and a cache miss answer, as they do for RedisRateLimiter, RedisBackendCooldown and RedisPayloadCache.
+ *
+ * On a Redis Cluster the cooldown (one key per tenant and backend) lives in another slot than the user's counter
+ * and cache entry (one slot per user, src/redis/keys.ts), so the script gets two keys and the cooldown is read by a
+ * PTTL sent at the same time: still one round trip of waiting, two commands.
  */
 export class RedisAdmission implements Admission {
   private readonly admit: RedisScript;
@@ -73,7 +81,9 @@ export class RedisAdmission implements Admission {
       cache: RedisPayloadCache;
     },
   ) {
-    this.admit = defineScript(redis.client, "memgateAdmit", 3, ADMIT);
+    this.admit = redis.cluster
+      ? defineScript(redis.client, "memgateAdmitUser", 2, ADMIT)
+      : defineScript(redis.client, "memgateAdmit", 3, ADMIT);
     this.separate = new SeparateAdmission(parts);
   }
 
@@ -81,10 +91,16 @@ export class RedisAdmission implements Admission {
     if (!this.redis.ready()) return this.separate.check(req);
     const { limiter, cooldown, cache } = this.parts;
     const consume = limiter.prepare(req.rateKey, req.rule);
-    const reply = this.admit(
-      [consume.redisKey, cooldown.redisKey(req.cooldownKey), cache.redisKey(req.cacheKey ?? "")],
-      [req.rule.durationSeconds, req.rule.points, req.cacheKey === undefined ? "0" : "1"],
-    ).then(
+    // Without a cache read (explain) the counter's key stands in for the entry's: a Cluster refuses keys of two slots.
+    const entry = req.cacheKey === undefined ? consume.redisKey : cache.redisKey(req.cacheKey);
+    const keys = [consume.redisKey, entry];
+    const apart = this.redis.cluster ? cooldown.remaining(req.cooldownKey) : undefined;
+    if (apart === undefined) keys.push(cooldown.redisKey(req.cooldownKey));
+    const reply = this.admit(keys, [
+      req.rule.durationSeconds,
+      req.rule.points,
+      req.cacheKey === undefined ? "0" : "1",
+    ]).then(
       (v): AdmitReply | undefined => {
         if (isReply(v)) {
           if (typeof v[4] === "string") this.redis.failed("admission (rate limit)", new Error(v[4]));
@@ -101,9 +117,11 @@ export class RedisAdmission implements Admission {
     const limit = reply.then((r): Promise<RateDecision> | RateDecision =>
       r === undefined || r[0] < 0 ? consume.insurance() : consume.fromCounter(r[0], r[1]),
     );
-    const cooldownMs = reply.then((r) =>
-      r === undefined ? cooldown.localRemaining(req.cooldownKey) : cooldown.combine(req.cooldownKey, r[2]),
-    );
+    const cooldownMs =
+      apart ??
+      reply.then((r) =>
+        r === undefined ? cooldown.localRemaining(req.cooldownKey) : cooldown.combine(req.cooldownKey, r[2]),
+      );
     const cached =
       req.cacheKey === undefined
         ? undefined

@@ -14,10 +14,14 @@ import { RedisRateLimiter } from "../limits/redis";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { RedisConnection } from "../redis/connection";
+import { redisTarget } from "../redis/topology";
 import { type Admission, SeparateAdmission } from "../retrieval/admission";
 import { RedisAdmission } from "../retrieval/admission-redis";
 
-/** The state replicas share through Redis when REDIS_URL is set, and keep in-process otherwise (docs/configuration.md#several-replicas-redis). */
+/**
+ * The state replicas share through Redis when one is configured (REDIS_URL, REDIS_CLUSTER_NODES or
+ * REDIS_SENTINELS), and keep in-process otherwise (docs/configuration.md#several-replicas-redis).
+ */
 export interface SharedState {
   cache: PayloadCache;
   /** Per-user retrieval rate (policy `rateLimit.perUser`). */
@@ -36,7 +40,8 @@ export interface SharedState {
 
 export function createSharedState(env: Env, logger: Logger): SharedState {
   const defaultRule = env.MEMGATE_KEY_RATE_LIMIT;
-  if (env.REDIS_URL === undefined) {
+  const target = redisTarget(env);
+  if (target === undefined) {
     const cache = new MemoryPayloadCache();
     const limiter = new MemoryRateLimiter("user");
     const cooldown = new MemoryBackendCooldown();
@@ -54,7 +59,7 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
       async close() {},
     };
   }
-  const redis = new RedisConnection({ url: env.REDIS_URL, prefix: env.MEMGATE_REDIS_PREFIX, logger });
+  const redis = new RedisConnection({ target, prefix: env.MEMGATE_REDIS_PREFIX, logger });
   const cache = new RedisPayloadCache(redis);
   const limiter = new RedisRateLimiter(redis, "user");
   const cooldown = new RedisBackendCooldown(redis);

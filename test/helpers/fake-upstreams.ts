@@ -19,6 +19,8 @@ export type Wire = "zep" | "openmemory";
 export class FakeUpstreams {
   readonly searches: Record<Wire, number> = { zep: 0, openmemory: 0 };
   private failure: { status: number; retryAfter?: string } | undefined;
+  /** Every search answers after this many ms (a slow upstream: concurrent requests overlap). */
+  searchDelayMs = 0;
   private readonly users = new Map<string, FakeMemory[]>();
 
   private constructor(
@@ -82,6 +84,7 @@ export class FakeUpstreams {
           : undefined;
     if (wire === undefined) return json(404, { message: "no such route" });
     this.searches[wire]++;
+    if (this.searchDelayMs > 0) await new Promise((r) => setTimeout(r, this.searchDelayMs));
     if (this.failure !== undefined) {
       const headers: Record<string, string> =
         this.failure.retryAfter === undefined ? {} : { "retry-after": this.failure.retryAfter };

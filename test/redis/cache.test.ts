@@ -106,7 +106,7 @@ describe("RedisPayloadCache (real Redis)", () => {
       query: "what do I order",
       policyHash: "h",
     });
-    expect(key).toMatch(/^v1:payload:acme:[0-9a-f]{64}$/);
+    expect(key).toMatch(/^v2:payload:acme:\{[A-Za-z0-9_-]{32}\}:[0-9a-f]{64}$/);
   });
 
   test("an unreachable Redis: reads miss and writes are dropped, quickly, without throwing", async () => {

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +5,8 @@ import type Redis from "ioredis";
 import { hashKey } from "../../src/tenants/keys";
 import { OPENMEMORY, ZEP } from "../doors/doors";
 import { FakeUpstreams } from "../helpers/fake-upstreams";
-import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
+import { type Gateway, ROOT, startGateway, stopGateway, waitForRedis } from "./gateway-process";
+import { deleteKeys, REDIS_URL, requireRedis, testPrefix } from "./redis-helpers";
 
 /**
  * Two real gateway processes sharing one Redis (docs/configuration.md#several-replicas-redis): they enforce one per-key limit together (not twice
@@ -15,7 +15,6 @@ import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redi
  * the same: through the real Zep and OpenMemory SDKs, against upstream servers in this test process, an entry
  * filled through one process is a hit on the other and one per-user limit holds for both.
  */
-const ROOT = join(__dirname, "../..");
 const PREFIX = testPrefix("2proc");
 const LIMITED = "mg_test_two_process_limited_0123456789";
 const ROOMY = "mg_test_two_process_roomy_0123456789";
@@ -23,12 +22,6 @@ const LIMIT = 6;
 const DOORS_KEY = "mg_test_two_process_doors_0123456789";
 /** The doors tenant's per-user limit (policy `doors2p`). */
 const USER_LIMIT = 4;
-
-interface Gateway {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
 
 function memory(id: string, content: string, day: number) {
   return JSON.stringify({
@@ -39,49 +32,6 @@ function memory(id: string, content: string, day: number) {
     timestamp: `2026-01-${String(day).padStart(2, "0")}T09:00:00Z`,
     content,
   });
-}
-
-async function startGateway(env: Record<string, string>): Promise<Gateway> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--require",
-      "tsx/cjs",
-      "-e",
-      "require('./src/cli/main').main(['serve']).then((c) => { process.exitCode = c; })",
-    ],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "memgate listening" line in 20 s:\n${out}`)), 20_000);
-    const onData = () => {
-      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited with ${code}:\n${out}`));
-    });
-  });
-  return { child, url, output: () => out };
-}
-
-async function stopGateway(g: Gateway): Promise<void> {
-  if (g.child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => g.child.once("exit", () => resolve()));
-  g.child.kill("SIGTERM");
-  await exited;
 }
 
 async function retrieve(g: Gateway, key: string, query: string) {
@@ -163,17 +113,7 @@ describe("two gateway processes sharing one Redis", () => {
     // Started one after the other: two cold tsx compilations at once are slow on a 2-core machine.
     gateways.push(await startGateway({ ...env, LOG_LEVEL: "info" }));
     gateways.push(await startGateway({ ...env, LOG_LEVEL: "info" }));
-    for (const g of gateways) {
-      await waitFor(
-        `redis ready on ${g.url}`,
-        async () => {
-          const res = await fetch(`${g.url}/readyz`);
-          const json = (await res.json()) as { checks: Array<{ name: string; ok: boolean }> };
-          return json.checks.some((c) => c.name === "redis" && c.ok);
-        },
-        10_000,
-      );
-    }
+    for (const g of gateways) await waitForRedis(g);
   }, 60_000);
 
   afterAll(async () => {
