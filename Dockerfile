@@ -10,7 +10,10 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (tsc) needs the sources, copied below; re2 is rebuilt explicitly.
 RUN npm ci --ignore-scripts && npm rebuild re2
-COPY tsconfig.json tsconfig.build.json ./
+# Everything `npm run build` reads: the server's and the playground's (src/ui → dist/ui) TypeScript configs, the
+# sources, and the step that copies the playground's HTML and CSS.
+COPY tsconfig.json tsconfig.build.json tsconfig.ui.json ./
+COPY scripts/copy-ui.js ./scripts/copy-ui.js
 COPY src ./src
 RUN npm run build
 

@@ -455,6 +455,42 @@ describe("Dockerfile", () => {
     for (const s of stages) expect(s.from).toMatch(new RegExp(`^node:${/\d+/.exec(engines)?.[0]}-`));
   });
 
+  test("the build stage copies every file `npm run build` reads (tsconfig files, scripts)", () => {
+    const scripts = JSON.parse(read("package.json")).scripts as Record<string, string>;
+    // The build script and the npm scripts it runs, their arguments that name repository files.
+    const inputs = new Set<string>();
+    const visit = (name: string, seen: Set<string>) => {
+      const script = scripts[name];
+      if (script === undefined || seen.has(name)) return;
+      seen.add(name);
+      for (const [, nested] of script.matchAll(/npm run (\S+)/g)) visit(nested ?? "", seen);
+      for (const word of script.split(/[\s=]+/)) {
+        const file = word.replace(/^\.\//, "");
+        if (/[./]/.test(file) && existsSync(join(ROOT, file)) && statSync(join(ROOT, file)).isFile())
+          inputs.add(file);
+      }
+    };
+    visit("build", new Set());
+    expect([...inputs]).toContain("tsconfig.build.json");
+    const build = stages.find((s) =>
+      s.instructions.some((i) => i.op === "RUN" && i.args.includes("npm run build")),
+    );
+    const copied = (build?.instructions ?? [])
+      .filter((i) => i.op === "COPY")
+      .map((i) => copyOf(i.args))
+      .filter((c) => c.from === undefined)
+      .flatMap((c) => c.sources);
+    // tsconfig.build.json extends tsconfig.json: that one is read too.
+    const extended = [...inputs]
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => (JSON.parse(read(f)) as { extends?: string }).extends?.replace(/^\.\//, ""))
+      .filter((f): f is string => f !== undefined);
+    const missing = [...inputs, ...extended].filter(
+      (f) => !copied.some((c) => f === c || f.startsWith(`${c.replace(/\/$/, "")}/`)),
+    );
+    expect(missing).toEqual([]);
+  });
+
   test("runs as a non-root user, with a HEALTHCHECK on /healthz and the CMD of `memgate serve`", () => {
     const user = runtime.instructions.filter((i) => i.op === "USER").pop()?.args;
     expect(user).toBeDefined();
