@@ -13,8 +13,11 @@
  *         its next request as soon as the previous answer arrived; latencies taken from autocannon's per-answer
  *         `response` event (float ms), not from its integer-ms histogram.
  *
- * In both modes the first `warmupS` seconds are run but not counted. `{n}` in the body becomes a unique id per
- * request when `unique` is set (a cache miss per request for POST /v1/retrieve).
+ * In every mode the first `warmupS` seconds are run but not counted. `{n}` in the body becomes a unique id per
+ * request when `unique` is set (a cache miss per request for POST /v1/retrieve); with `mix` instead, one request
+ * in `missEvery` gets a unique id and the others one of `pool` ids (a soak's mix of misses and hits). With
+ * `bodies` (seq and rate modes), one request is all of these bodies sent at once to `url`, timed until the last
+ * answer (a client calling Zep for two scopes); max mode sends them in turn.
  */
 import { Agent, request } from "node:http";
 import autocannon from "autocannon";
@@ -23,7 +26,10 @@ import { summarize } from "../lib/stats";
 export interface LoadSpec {
   url: string;
   body: string;
+  /** Sent together as one request instead of `body` (see the top of this file). */
+  bodies?: string[];
   unique: boolean;
+  mix?: { missEvery: number; pool: number };
   mode: "rate" | "max" | "seq";
   /** rate mode: requests per second. */
   rate?: number;
@@ -49,8 +55,13 @@ export interface LoadResult {
 const HEADERS = { "content-type": "application/json" };
 let unique = 0;
 
-function bodyFor(spec: LoadSpec): string {
-  return spec.unique ? spec.body.replace("{n}", `${process.pid}-${unique++}`) : spec.body;
+function bodyFor(spec: LoadSpec, body = spec.body): string {
+  if (spec.mix !== undefined) {
+    const n = unique++;
+    const id = n % spec.mix.missEvery === 0 ? `${process.pid}-${n}` : `pool-${n % spec.mix.pool}`;
+    return body.replace("{n}", id);
+  }
+  return spec.unique ? body.replace("{n}", `${process.pid}-${unique++}`) : body;
 }
 
 function result(
@@ -65,8 +76,17 @@ function result(
   return out;
 }
 
-/** One POST on `agent`; resolves with its latency in ms (send → last byte), or NaN when it failed. */
+/** One request (`bodies`: all of them at once); resolves with its latency in ms, or NaN when one failed. */
 function send(spec: LoadSpec, url: URL, agent: Agent): Promise<number> {
+  if (spec.bodies === undefined) return sendOne(url, agent, bodyFor(spec));
+  const sentAt = process.hrtime.bigint();
+  return Promise.all(spec.bodies.map((b) => sendOne(url, agent, bodyFor(spec, b)))).then((all) =>
+    all.some(Number.isNaN) ? Number.NaN : Number(process.hrtime.bigint() - sentAt) / 1e6,
+  );
+}
+
+/** One POST on `agent`; resolves with its latency in ms (send → last byte), or NaN when it failed. */
+function sendOne(url: URL, agent: Agent, body: string): Promise<number> {
   return new Promise((resolve) => {
     const sentAt = process.hrtime.bigint();
     let settled = false;
@@ -85,7 +105,7 @@ function send(spec: LoadSpec, url: URL, agent: Agent): Promise<number> {
     );
     req.on("error", () => settle(false));
     req.setTimeout(10_000, () => req.destroy());
-    req.end(bodyFor(spec));
+    req.end(body);
   });
 }
 
@@ -128,7 +148,7 @@ function runRate(spec: LoadSpec): Promise<LoadResult> {
 /** One request at a time on one keep-alive connection: the latency of an unloaded server. */
 async function runSequential(spec: LoadSpec): Promise<LoadResult> {
   const url = new URL(spec.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const agent = new Agent({ keepAlive: true, maxSockets: spec.bodies?.length ?? 1 });
   const latencies: number[] = [];
   let failed = 0;
   let total = 0;
@@ -152,6 +172,7 @@ function runMax(spec: LoadSpec): Promise<LoadResult> {
   let total = 0;
   const start = Date.now();
   const warmupMs = spec.warmupS * 1000;
+  let turn = 0;
   return new Promise((resolve, reject) => {
     const tracker = autocannon(
       {
@@ -163,7 +184,11 @@ function runMax(spec: LoadSpec): Promise<LoadResult> {
           {
             method: "POST",
             headers: HEADERS,
-            setupRequest: (req) => ({ ...req, body: bodyFor(spec) }),
+            setupRequest: (req) => {
+              const bodies = spec.bodies;
+              const body = bodies === undefined ? spec.body : (bodies[turn++ % bodies.length] ?? spec.body);
+              return { ...req, body: bodyFor(spec, body) };
+            },
           },
         ],
       },

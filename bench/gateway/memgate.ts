@@ -1,7 +1,8 @@
 /**
  * memgate as the bench runs it: the real binary (`node bin/memgate.js serve`, compiled dist/) in its own process,
- * with Redis (cache, single-flight, per-key and per-user limits, cooldowns), tracing on (every span recorded and
- * exported over OTLP/HTTP protobuf by the SDK's batch processor to the bench's sink), access logs at `info` (to
+ * with Redis (cache, single-flight, per-key and per-user limits, cooldowns) or without (every store in-process),
+ * tracing on (every span recorded and exported over OTLP/HTTP protobuf by the SDK's batch processor to the
+ * bench's sink) or as `serve` starts without OTEL_TRACES_EXPORTER (no span exporter), access logs at `info` (to
  * /dev/null) and the Prometheus `/metrics`. Bench-only additions: `--expose-gc` and bench/gateway/heap-probe.cjs
  * (heap on SIGUSR2), and `--cpu-prof` when asked.
  */
@@ -15,10 +16,10 @@ import { freePort, stopChild, track, until } from "./procs";
 const ROOT = resolve(__dirname, "../..");
 
 /** policies/default.yaml with the backend named and the per-user limit out of the way (one bench user). */
-function benchPolicy(): string {
+function benchPolicy(backend: BenchBackend): string {
   const shipped = readFileSync(join(ROOT, "policies/default.yaml"), "utf8");
   return shipped
-    .replace(/^# backend: .*$/m, "backend: openmemory")
+    .replace(/^# backend: .*$/m, `backend: ${backend}`)
     .replace(/perUser: \{[^}]*\}/, "perUser: { points: 1000000, durationSeconds: 60 }")
     .replace(/backendMs: \d+/, "backendMs: 10000");
 }
@@ -31,10 +32,16 @@ export interface HeapSample {
   rss: number;
 }
 
+export type BenchBackend = "openmemory" | "zep";
+
 export interface GatewayOptions {
+  /** Which backend the tenant uses (default openmemory); `backendUrl` is its origin (Zep: `/api/v2` is added). */
+  backend?: BenchBackend;
   backendUrl: string;
-  redisUrl: string;
-  sinkUrl: string;
+  /** Redis for the cache, single-flight, limits and cooldowns; without it every store is in-process. */
+  redisUrl?: string;
+  /** The OTLP sink every span is exported to; without it no span exporter (the default of `memgate serve`). */
+  sinkUrl?: string;
   /** Directory for a CPU profile (`--cpu-prof`), written when the gateway exits. */
   cpuProfDir?: string;
   /** More environment (experiments: e.g. OTEL_SDK_DISABLED=true to see what tracing costs). */
@@ -55,7 +62,8 @@ export class Gateway {
   static async start(opts: GatewayOptions): Promise<Gateway> {
     if (!existsSync(join(ROOT, "dist/cli/main.js"))) throw new Error("dist/ is missing: run `npm run build`");
     const dir = mkdtempSync(join(tmpdir(), "memgate-gwbench-"));
-    writeFileSync(join(dir, "default.yaml"), benchPolicy());
+    const backend = opts.backend ?? "openmemory";
+    writeFileSync(join(dir, "default.yaml"), benchPolicy(backend));
     writeFileSync(join(dir, "empty.jsonl"), "");
     const port = await freePort();
     const prof = opts.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`];
@@ -73,19 +81,26 @@ export class Gateway {
           PATH: process.env.PATH ?? "",
           HOST: "127.0.0.1",
           PORT: String(port),
-          MEMGATE_BACKEND: "openmemory",
-          OPENMEMORY_URL: opts.backendUrl,
-          REDIS_URL: opts.redisUrl,
-          MEMGATE_REDIS_PREFIX: "gwbench:",
+          MEMGATE_BACKEND: backend,
+          ...(backend === "zep"
+            ? { ZEP_BASE_URL: `${opts.backendUrl}/api/v2`, ZEP_API_KEY: "bench-zep-key" }
+            : { OPENMEMORY_URL: opts.backendUrl }),
+          ...(opts.redisUrl === undefined
+            ? {}
+            : { REDIS_URL: opts.redisUrl, MEMGATE_REDIS_PREFIX: "gwbench:" }),
           MEMGATE_POLICY_DIR: dir,
           MEMGATE_LOCAL_DATA: join(dir, "empty.jsonl"),
           MEMGATE_KEY_RATE_LIMIT: "9999999/60",
           // Room for the heap phase's in-flight requests (the default bulkhead is 32 + 32 queued).
           MEMGATE_BULKHEAD_LIMIT: "512",
           LOG_LEVEL: "info",
-          OTEL_TRACES_EXPORTER: "otlp",
-          OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
-          OTEL_EXPORTER_OTLP_ENDPOINT: opts.sinkUrl,
+          ...(opts.sinkUrl === undefined
+            ? {}
+            : {
+                OTEL_TRACES_EXPORTER: "otlp",
+                OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+                OTEL_EXPORTER_OTLP_ENDPOINT: opts.sinkUrl,
+              }),
           ...opts.env,
         },
         stdio: ["ignore", "ignore", "pipe"],
@@ -93,12 +108,13 @@ export class Gateway {
     );
     const gw = new Gateway(child, `http://127.0.0.1:${port}`, dir);
     try {
-      await until("the gateway's /readyz with Redis", async () => {
+      await until(`the gateway's /readyz${opts.redisUrl === undefined ? "" : " with Redis"}`, async () => {
         if (child.exitCode !== null)
           throw new Error(`the gateway exited (${child.exitCode}): ${gw.probe.tail}`);
         const res = await fetch(`${gw.url}/readyz`);
         const json = (await res.json()) as { checks?: Array<{ name: string; ok: boolean }> };
-        return res.ok && (json.checks ?? []).some((c) => c.name === "redis" && c.ok);
+        const redisOk = (json.checks ?? []).some((c) => c.name === "redis" && c.ok);
+        return res.ok && (opts.redisUrl === undefined || redisOk);
       });
     } catch (err) {
       await stopChild(child, 2000);

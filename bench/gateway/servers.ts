@@ -5,6 +5,10 @@
  *   backend  a fake OpenMemory: `POST /memory/query` answers, after a fixed delay (0 ms by default, changed over
  *            IPC), one precomputed body of 16 matches × ~500 chars (the corpus of bench/lib/corpus.ts), the
  *            size a default policy asks for (topK 8 × overfetch 2); `GET /health` answers `{ok: true}`.
+ *   zep      a fake Zep Cloud (`/api/v2`): `POST /graph/search` answers at once (or after the same delay) one
+ *            precomputed body per scope — 16 edges or 16 episodes × ~500 chars, cross-encoder scores, every field
+ *            Zep sends (snake_case) —, the size the default policy asks each scope for; `GET /users/{id}` a user,
+ *            `GET /projects/info` a project.
  *   floor    a bare Express 5 app with one route, `POST /floor`, that answers `{"ok":true}` and does nothing else:
  *            the floor under any Express gateway on this machine.
  *   sink     an OTLP/HTTP receiver that reads and discards every export (200, empty protobuf answer), so the
@@ -15,7 +19,7 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { makeCandidates } from "../lib/corpus";
 
-export type ServerRole = "backend" | "floor" | "sink";
+export type ServerRole = "backend" | "zep" | "floor" | "sink";
 export type ServerRequest = { op: "delay"; ms: number } | { op: "stats" };
 export interface ServerReply {
   port?: number;
@@ -41,6 +45,36 @@ export function queryAnswer(): string {
     path: [c.id],
   }));
   return JSON.stringify({ query: "bench", matches });
+}
+
+/** The fake Zep's `graph.search` answers, by scope: 16 results with cross-encoder scores (also as `relevance`). */
+export function zepSearchAnswers(): { edges: string; episodes: string } {
+  const candidates = makeCandidates({ count: 16, chars: 500, seed: 11 });
+  const score = (i: number) => Math.round((0.95 - (0.8 * i) / (candidates.length - 1)) * 1000) / 1000;
+  const edges = candidates.map((c, i) => ({
+    uuid: `edge-${c.id}`,
+    fact: c.content,
+    name: "MENTIONS",
+    created_at: c.timestamp,
+    valid_at: c.timestamp,
+    source_node_uuid: "node-user",
+    target_node_uuid: `node-${i}`,
+    episodes: [`episode-${c.id}`],
+    score: score(i),
+    relevance: score(i),
+  }));
+  const episodes = candidates.map((c, i) => ({
+    uuid: `episode-${c.id}`,
+    content: c.content,
+    created_at: c.timestamp,
+    role: i % 2 === 0 ? "Ana" : "assistant",
+    role_type: i % 2 === 0 ? "user" : "assistant",
+    thread_id: c.sessionId,
+    processed: true,
+    score: score(i),
+    relevance: score(i),
+  }));
+  return { edges: JSON.stringify({ edges }), episodes: JSON.stringify({ episodes }) };
 }
 
 function drain(req: IncomingMessage, done: (bytes: number) => void): void {
@@ -69,6 +103,47 @@ function fakeBackend(stats: { pending: number; requests: number; delayMs: number
   };
 }
 
+function fakeZep(stats: { pending: number; requests: number; delayMs: number }) {
+  const answers = zepSearchAnswers();
+  const edges = Buffer.from(answers.edges);
+  const episodes = Buffer.from(answers.episodes);
+  const user = Buffer.from(
+    JSON.stringify({ user_id: "bench-user", uuid: "u-1", created_at: "2026-01-01T00:00:00Z", metadata: {} }),
+  );
+  const project = Buffer.from(
+    JSON.stringify({ project: { uuid: "p-1", name: "bench", created_at: "2026-01-01T00:00:00Z" } }),
+  );
+  const missing = Buffer.from('{"message":"not found"}');
+  return (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const url = req.url ?? "";
+      let status = 200;
+      let body: Buffer;
+      if (req.method === "POST" && url === "/api/v2/graph/search") {
+        // The scope is all the fake reads of the request (a string search: the fake's own cost stays small).
+        body = Buffer.concat(chunks).includes('"scope":"episodes"') ? episodes : edges;
+      } else if (req.method === "GET" && url.startsWith("/api/v2/users/")) body = user;
+      else if (req.method === "GET" && url === "/api/v2/projects/info") body = project;
+      else {
+        status = 404;
+        body = missing;
+      }
+      const send = () => {
+        stats.pending--;
+        res
+          .writeHead(status, { "content-type": "application/json", "content-length": body.length })
+          .end(body);
+      };
+      stats.pending++;
+      if (stats.delayMs > 0 && status === 200 && req.method === "POST") setTimeout(send, stats.delayMs);
+      else send();
+    });
+  };
+}
+
 function otlpSink(stats: { requests: number; bytes: number }) {
   return (req: IncomingMessage, res: ServerResponse) => {
     drain(req, (bytes) => {
@@ -89,7 +164,9 @@ async function main(role: ServerRole): Promise<void> {
     });
     listen = (port, host, cb) => app.listen(port, host, cb);
   } else {
-    const server = createServer(role === "backend" ? fakeBackend(stats) : otlpSink(stats));
+    const server = createServer(
+      role === "backend" ? fakeBackend(stats) : role === "zep" ? fakeZep(stats) : otlpSink(stats),
+    );
     server.keepAliveTimeout = 30_000;
     listen = (port, host, cb) => server.listen(port, host, cb);
   }
@@ -110,8 +187,8 @@ async function main(role: ServerRole): Promise<void> {
 }
 
 const role = process.argv[2];
-if (role !== "backend" && role !== "floor" && role !== "sink") {
-  console.error(`usage: servers.ts backend|floor|sink (got ${role})`);
+if (role !== "backend" && role !== "zep" && role !== "floor" && role !== "sink") {
+  console.error(`usage: servers.ts backend|zep|floor|sink (got ${role})`);
   process.exit(2);
 }
 void main(role);
