@@ -27,19 +27,31 @@ function repositoryFiles(): string[] {
       .split("\0")
       .filter((f) => f !== "");
   } catch {
-    listed = walk(ROOT); // not a git checkout (e.g. an unpacked archive): every file but the skipped folders
+    listed = walk(ROOT, ignoredByGit()); // not a git checkout (e.g. an unpacked archive)
   }
   return listed.filter(
     (f) => !f.split("/").some((part) => SKIPPED_DIRS.has(part)) && existsSync(join(ROOT, f)),
   );
 }
 
-function walk(dir: string): string[] {
+/** The .gitignore's simple forms (`name/`, `*.ext`, `name`) as a test on a file or folder name. */
+function ignoredByGit(): (name: string) => boolean {
+  const file = join(ROOT, ".gitignore");
+  const patterns = existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split(/\r?\n/)
+        .map((l) => l.trim().replace(/^\/|\/$/g, ""))
+        .filter((l) => l !== "" && !l.startsWith("#") && !l.startsWith("!"))
+    : [];
+  return (name) => patterns.some((p) => (p.startsWith("*.") ? name.endsWith(p.slice(1)) : name === p));
+}
+
+function walk(dir: string, ignored: (name: string) => boolean): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (SKIPPED_DIRS.has(entry.name)) continue;
+    if (SKIPPED_DIRS.has(entry.name) || ignored(entry.name)) continue;
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...walk(full));
+    if (entry.isDirectory()) out.push(...walk(full, ignored));
     else if (entry.isFile()) out.push(relative(ROOT, full).split(sep).join("/"));
   }
   return out;
