@@ -2,18 +2,24 @@
  * The Zep Cloud backend: `graph.search` per configured scope, `user.get` for existence, `project.get` as ping.
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
- * Every call goes through the official SDK with `maxRetries: 0` (the SDK would otherwise retry 429/5xx twice,
- * ignoring Retry-After, behind the gateway's deadline), the caller's `AbortSignal`, and a `timeoutInSeconds`
- * safety net for callers whose signal never fires. The adapter never retries; the gateway decides.
- * The SDK's transport is replaced by ./fetcher.ts (its timers outlive failed calls); the rest is the SDK's.
+ * `graph.search`, the call on every cache miss, is one documented `POST /graph/search` per scope made directly
+ * (./native.ts `zepJson`: the body in Zep's wire format typed by the SDK's own `serialization` types, the answer
+ * mapped from the wire by ./map.ts, failures classified as every Zep call is): the SDK's layers around it — a
+ * request schema, headers resolved through suppliers, the answer validated and renamed to camelCase item by
+ * item — cost about as much CPU as the HTTP exchange itself (bench/zep.bench.ts; ~1,000 → ~550 µs per search
+ * of two scopes in a loopback micro-benchmark). `user.get` (once per user) and `project.get` (the ping) go
+ * through the official SDK with `maxRetries: 0` (the SDK would otherwise retry 429/5xx twice, ignoring
+ * Retry-After, behind the gateway's deadline) and its transport replaced by ./fetcher.ts (its timers outlive
+ * failed calls). Every call has the caller's `AbortSignal` and a `timeoutInSeconds` safety net for callers
+ * whose signal never fires. The adapter never retries; the gateway decides.
  */
-import { ZepClient } from "@getzep/zep-cloud";
+import { type serialization, ZepClient } from "@getzep/zep-cloud";
 import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
 import { BackendError } from "../types";
 import { toBackendError } from "./errors";
 import { zepFetcher } from "./fetcher";
 import { type ScopeAnswer, toCandidates, ZEP_MAX_LIMIT, type ZepScope } from "./map";
-import { zepNativeSearch } from "./native";
+import { zepJson, zepNativeSearch } from "./native";
 
 export interface ZepBackendConfig {
   apiKey: string;
@@ -53,22 +59,28 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
     // When one scope fails the others are cancelled: the search fails as a whole either way.
     const siblings = new AbortController();
     const signal = AbortSignal.any([req.signal, siblings.signal]);
+    const timeout = AbortSignal.timeout(timeoutInSeconds * 1000);
     let firstError: unknown;
     const settled = await Promise.allSettled(
       scopes.map(async (scope): Promise<ScopeAnswer> => {
         try {
-          const results = await client.graph.search(
-            {
-              userId: req.userId,
-              query: req.query,
-              limit,
-              scope,
-              reranker,
-              ...(reranker === "mmr" ? { mmrLambda: DEFAULT_MMR_LAMBDA } : {}),
-            },
-            callOptions(signal),
-          );
-          return { scope, results };
+          const body: serialization.GraphSearchQuery.Raw = {
+            user_id: req.userId,
+            query: req.query,
+            limit,
+            scope,
+            reranker,
+            ...(reranker === "mmr" ? { mmr_lambda: DEFAULT_MMR_LAMBDA } : {}),
+          };
+          const results = await zepJson(cfg, "graph.search", {
+            method: "POST",
+            path: "/graph/search",
+            body,
+            signal,
+            timeout,
+            abortedAs: "aborted",
+          });
+          return { scope, results: results as serialization.GraphSearchResults.Raw };
         } catch (err) {
           if (firstError === undefined) {
             firstError = err;

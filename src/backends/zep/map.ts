@@ -58,7 +58,7 @@
  *   memories belong to the user's graph rather than to one conversation; the value is never empty, the same
  *   for all of a user's graph-level memories, and says where the memory lives ("" would read as "no session").
  */
-import type { Zep } from "@getzep/zep-cloud";
+import type { serialization } from "@getzep/zep-cloud";
 import { compareIds } from "../../pipeline/order";
 import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
 import type { Policy } from "../../policy/schema";
@@ -71,10 +71,10 @@ export type ZepReranker = Policy["zep"]["reranker"];
 /** Zep's maximum `limit` for `graph.search`. */
 export const ZEP_MAX_LIMIT = 50;
 
-/** One scope's answer, as the SDK returns it. */
+/** One scope's answer, as Zep sends it (the wire format, snake_case; typed by the SDK's serialization types). */
 export interface ScopeAnswer {
   scope: ZepScope;
-  results: Zep.GraphSearchResults;
+  results: serialization.GraphSearchResults.Raw;
 }
 
 export interface MapContext {
@@ -131,7 +131,10 @@ const optStr = (v: unknown): string | undefined => (typeof v === "string" && v !
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
 
-function scopeList(scope: ZepScope, results: Zep.GraphSearchResults): ReadonlyArray<Record<string, unknown>> {
+function scopeList(
+  scope: ZepScope,
+  results: serialization.GraphSearchResults.Raw,
+): ReadonlyArray<Record<string, unknown>> {
   if (!isRecord(results)) throw new ZepMalformedResponseError("the answer is not an object");
   const list: unknown =
     scope === "edges"
@@ -140,7 +143,7 @@ function scopeList(scope: ZepScope, results: Zep.GraphSearchResults): ReadonlyAr
         ? results.episodes
         : scope === "nodes"
           ? results.nodes
-          : results.threadSummaries;
+          : results.thread_summaries;
   if (list == null) return [];
   if (Array.isArray(list) && list.every(isRecord)) return list;
   throw new ZepMalformedResponseError(`${scope} is not a list of objects`);
@@ -152,10 +155,10 @@ function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
     throw new ZepMalformedResponseError(`${scope} item without uuid`);
   const times =
     scope === "edges"
-      ? [item.validAt, item.createdAt]
+      ? [item.valid_at, item.created_at]
       : scope === "thread_summaries"
-        ? [item.lastSummarizedEpisodeValidAt, item.lastSummarizedAt, item.createdAt]
-        : [item.createdAt];
+        ? [item.last_summarized_episode_valid_at, item.last_summarized_at, item.created_at]
+        : [item.created_at];
   const timestamp = times.map(toIsoTimestamp).find((t) => t !== undefined);
   if (timestamp === undefined) throw new ZepMalformedResponseError(`${scope} item without a valid timestamp`);
   const content = str(scope === "edges" ? item.fact : scope === "episodes" ? item.content : item.summary);
@@ -169,9 +172,9 @@ function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
   const rawScore = num(item.score) ?? num(item.relevance);
   if (rawScore !== undefined) raw.rawScore = rawScore;
   if (scope === "episodes") {
-    const role = toRole(item.roleType, item.role);
+    const role = toRole(item.role_type, item.role);
     if (role !== undefined) raw.role = role;
-    const threadId = optStr(item.threadId);
+    const threadId = optStr(item.thread_id);
     if (threadId !== undefined) raw.threadId = threadId;
   }
   return raw;

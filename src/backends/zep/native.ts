@@ -72,6 +72,18 @@ export interface ZepWire {
   baseUrl: string;
 }
 
+export interface ZepCallInit {
+  method: "GET" | "POST";
+  path: string;
+  body?: unknown;
+  /** The caller's signal (its deadline). */
+  signal: AbortSignal;
+  /** A safety net beside the caller's signal: when it fires the call failed with "timeout". */
+  timeout?: AbortSignal;
+  /** What the caller's signal firing is called in the error (default "timeout": a door's signal is its deadline). */
+  abortedAs?: "timeout" | "aborted";
+}
+
 /**
  * One buffered HTTP exchange with Zep, with the tenant's key: the answer as it came (any status). Throws
  * BackendError (unavailable) only when there is no answer: network error, timeout, an answer over 8 MiB.
@@ -79,7 +91,7 @@ export interface ZepWire {
 export async function zepExchange(
   zep: ZepWire,
   op: ZepOperation,
-  init: { method: "GET" | "POST"; path: string; body?: unknown; signal: AbortSignal },
+  init: ZepCallInit,
 ): Promise<UpstreamResponse & { headers: Headers }> {
   const headers: Record<string, string> = {
     authorization: `Api-Key ${zep.apiKey}`,
@@ -91,7 +103,7 @@ export async function zepExchange(
       method: init.method,
       headers,
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: init.signal,
+      signal: init.timeout === undefined ? init.signal : AbortSignal.any([init.signal, init.timeout]),
       redirect: "error",
     });
     const body = await readResponseText(res);
@@ -100,9 +112,11 @@ export async function zepExchange(
     const reason =
       err instanceof BodyTooLargeError
         ? "answer too large"
-        : init.signal.aborted
+        : init.timeout?.aborted
           ? "timeout"
-          : "network error";
+          : init.signal.aborted
+            ? (init.abortedAs ?? "timeout")
+            : "network error";
     throw new BackendError({
       kind: "unavailable",
       backend: "zep",
@@ -113,12 +127,12 @@ export async function zepExchange(
   }
 }
 
-/** One JSON exchange with Zep. Returns the parsed 2xx answer; throws BackendError otherwise. */
-async function exchange(
-  zep: ZepWire,
-  op: ZepOperation,
-  init: { method: "GET" | "POST"; path: string; body?: unknown; signal: AbortSignal },
-): Promise<unknown> {
+/**
+ * One JSON exchange with Zep (the door's searches and the backend's `graph.search`). Returns the parsed 2xx
+ * answer; throws BackendError otherwise: the status classified as every Zep call is (./errors.ts), a 400-class
+ * refusal carrying Zep's answer as it came (for a door to hand back), a 2xx that is not JSON malformed.
+ */
+export async function zepJson(zep: ZepWire, op: ZepOperation, init: ZepCallInit): Promise<unknown> {
   const answer = await zepExchange(zep, op, init);
   const { status } = answer;
   if (status < 200 || status > 299) {
@@ -130,6 +144,8 @@ async function exchange(
       status,
       message: `Zep ${op} failed: HTTP ${status}`,
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      // Never Zep's body here (it may echo the query): the door gets it through `response` only.
+      cause: { status, reason: "http" },
       ...(kind === "invalid_query"
         ? { response: { status, contentType: answer.contentType, body: answer.body } }
         : {}),
@@ -231,7 +247,7 @@ export async function zepNativeSearch(
       const fetchLimit = native.setLimit
         ? Math.max(1, Math.min(Math.floor(opts.limit), ZEP_MAX_LIMIT))
         : undefined;
-      const json = await exchange(zep, "graph.search", {
+      const json = await zepJson(zep, "graph.search", {
         method: "POST",
         path: "/graph/search",
         body: fetchLimit === undefined ? body : { ...body, limit: fetchLimit },
@@ -246,7 +262,7 @@ export async function zepNativeSearch(
     }
     case "zep.thread.context": {
       const query = new URLSearchParams(native.params).toString();
-      const json = await exchange(zep, "thread.get_user_context", {
+      const json = await zepJson(zep, "thread.get_user_context", {
         method: "GET",
         path: `/threads/${encodeURIComponent(native.threadId)}/context${query === "" ? "" : `?${query}`}`,
         signal: opts.signal,
