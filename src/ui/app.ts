@@ -411,7 +411,7 @@ function renderRun(run: Run): HTMLElement {
       { attrs: { "data-id": cand.id, "data-state": state } },
       h("td", {}, h("code", { text: cand.id })),
       h("td", { text: cand.score.toFixed(2) }),
-      h("td", {}, h("span", { class: `state-${state}`, text: state }), why),
+      h("td", {}, h("div", { class: `state-${state}`, text: state }), why),
       h("td", { class: dropped ? "muted" : "", text: memory?.content ?? cand.content }),
     );
   });
