@@ -9,7 +9,7 @@ import { slotTag, userScope } from "../../src/redis/keys";
 import { parseAddresses } from "../../src/redis/topology";
 import { RedisAdmission } from "../../src/retrieval/admission-redis";
 import { waitFor } from "./redis-helpers";
-import { replicaSuite } from "./replicas";
+import { type Answer, replicaSuite } from "./replicas";
 import { RedisClusterServers } from "./servers";
 
 /**
@@ -48,7 +48,29 @@ replicaSuite(
       stop: () => cluster.stop(),
     };
   },
-  () => {
+  ({ three, ask, owner }) => {
+    test("a slot moved to another master under traffic (ASK, TRYAGAIN, then MOVED): answers go on, the entry moves with it", async () => {
+      const [a, b, c] = three();
+      const query = "what does the user order?";
+      const filled = await ask(a, "red", "u-7", query);
+      expect(filled).toMatchObject({ status: 200, cache: "miss" });
+      const key = `probe:${slotTag(userScope("red", "u-7"))}`;
+      const during: Answer[] = [];
+      const target = await servers?.moveSlot(key, async () => {
+        for (const g of [a, b, c]) {
+          during.push(await ask(g, "red", "u-7", query));
+          during.push(await ask(g, "red", "u-7", `while moving ${during.length}`));
+        }
+      });
+      expect(await servers?.masterOf(key)).toBe(target);
+      expect(during.map((x) => x.status)).toEqual(Array(6).fill(200));
+      for (const answer of during)
+        for (const m of answer.contents) expect(m.startsWith(owner("red", "u-7"))).toBe(true);
+      // After the move: every process finds the entry on its new master (MOVED, then the new slot map).
+      for (const g of [b, c, a])
+        expect(await ask(g, "red", "u-7", query)).toEqual({ ...filled, cache: "hit" });
+    });
+
     describe("the key design", () => {
       let conn: RedisConnection;
       let failures: string[];

@@ -37,7 +37,7 @@ const USERS = Array.from({ length: 24 }, (_, i) => `u-${i}`);
 const TIGHT = 4;
 const SEARCH_MS = 300;
 
-interface Answer {
+export interface Answer {
   status: number;
   cache?: string;
   fallback?: string | null;
@@ -74,8 +74,19 @@ async function ask(
   };
 }
 
-/** `more`: the topology's own tests, run inside the suite while its servers are up. */
-export function replicaSuite(name: string, start: () => Promise<SharedRedis>, more?: () => void): void {
+/** What a topology's own tests get from the suite: the three running gateways and how to ask them. */
+export interface SuiteContext {
+  three(): [Gateway, Gateway, Gateway];
+  ask: typeof ask;
+  owner: typeof owner;
+}
+
+/** `more`: the topology's own tests, run inside the suite while its servers and gateways are up. */
+export function replicaSuite(
+  name: string,
+  start: () => Promise<SharedRedis>,
+  more?: (ctx: SuiteContext) => void,
+): void {
   describe(`three gateway processes on ${name}`, () => {
     let redis: SharedRedis | undefined;
     let dir: string;
@@ -253,6 +264,6 @@ export function replicaSuite(name: string, start: () => Promise<SharedRedis>, mo
       );
     }, 90_000);
 
-    more?.();
+    more?.({ three, ask, owner });
   });
 }

@@ -195,6 +195,64 @@ export class RedisClusterServers extends Topology {
     }
   }
 
+  /**
+   * Moves `key`'s slot to another master the way `redis-cli --cluster reshard` does, one key at a time:
+   * IMPORTING on the target, MIGRATING on the source, MIGRATE each key, then SETSLOT NODE everywhere. `midway`
+   * runs once the slot is half moved (its first key on the target, the others not yet: clients get ASK and
+   * TRYAGAIN), and after the move clients get MOVED. Resolves with the slot's new master.
+   */
+  async moveSlot(key: string, midway: () => Promise<void>): Promise<RedisProcess> {
+    const [slot] = await this.slots([key]);
+    const from = await this.masterOf(key);
+    const masters = await this.masters();
+    const to = masters.find((m) => m !== from);
+    if (slot === undefined || to === undefined) throw new Error("no other master to move the slot to");
+    const src = from.client();
+    const dst = to.client();
+    try {
+      const srcId = String(await src.call("CLUSTER", "MYID"));
+      const dstId = String(await dst.call("CLUSTER", "MYID"));
+      await dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", srcId);
+      await src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dstId);
+      let halfway = false;
+      for (;;) {
+        const keys = (await src.call("CLUSTER", "GETKEYSINSLOT", slot, 1)) as string[];
+        if (keys.length === 0) break;
+        await src.call("MIGRATE", "127.0.0.1", to.port, "", 0, 5000, "KEYS", ...keys);
+        if (!halfway) {
+          halfway = true;
+          await midway();
+        }
+      }
+      if (!halfway) await midway();
+      for (const m of [to, from, ...masters.filter((x) => x !== to && x !== from)]) {
+        const c = m.client();
+        try {
+          await c.call("CLUSTER", "SETSLOT", slot, "NODE", dstId);
+        } finally {
+          c.disconnect();
+        }
+      }
+    } finally {
+      src.disconnect();
+      dst.disconnect();
+    }
+    return to;
+  }
+
+  /** The processes that are masters now. */
+  async masters(): Promise<RedisProcess[]> {
+    const live = this.processes.find((p) => p.alive);
+    if (live === undefined) throw new Error("no live cluster node");
+    const c = live.client();
+    try {
+      const ports = new Set((await c.cluster("SLOTS")).map((shard) => shard[2]?.[1]));
+      return this.processes.filter((p) => ports.has(p.port));
+    } finally {
+      c.disconnect();
+    }
+  }
+
   /** The slot of each key (CLUSTER KEYSLOT, asked of a node). */
   async slots(keys: readonly string[]): Promise<number[]> {
     const live = this.processes.find((p) => p.alive);
