@@ -3,7 +3,9 @@
  * memgate runs in a child process (current sources through tsx) in front of a fake OpenMemory server that
  * answers every call in 50 ms; autocannon, in this process, drives `POST /v1/retrieve` with the same query
  * (hits: served from the cache) or a unique query per request (misses: one backend call each), with Redis
- * (REDIS_URL, default redis://127.0.0.1:6379) and with the in-process cache. Prints throughput and p50/p99.
+ * (REDIS_URL, default redis://127.0.0.1:6379), with a Redis Cluster of 3 masters + 3 replicas that the bench starts
+ * itself from redis-server on free ports (test/redis/servers.ts), and with the in-process cache. Prints throughput
+ * and p50/p99, and the Cluster's throughput as a share of the single node's, measured in the same run.
  *
  *   npx tsx bench/cache.bench.ts [--quick]        or: npx tsx bench/index.ts cache
  *
@@ -17,6 +19,7 @@ import { join, resolve } from "node:path";
 import autocannon from "autocannon";
 import Redis from "ioredis";
 import { FakeOpenMemoryServer } from "../test/backends/fakes/openmemory-server";
+import { RedisClusterServers } from "../test/redis/servers";
 import { heading, hostInfo, int, table } from "./lib/stats";
 
 const ROOT = resolve(__dirname, "..");
@@ -119,12 +122,12 @@ interface Row {
   backendCalls: number;
 }
 
-async function load(url: string, unique: boolean): Promise<autocannon.Result> {
+async function load(url: string, unique: boolean, durationS = DURATION_S): Promise<autocannon.Result> {
   let n = 0;
   return autocannon({
     url: `${url}/v1/retrieve`,
     connections: CONNECTIONS,
-    duration: DURATION_S,
+    duration: durationS,
     timeout: 10,
     requests: [
       {
@@ -191,13 +194,22 @@ async function main(): Promise<number> {
     `load: autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per scenario; backend: fake OpenMemory answering in ${BACKEND_MS} ms; gateway: one child process`,
   );
   const rows: Row[] = [];
+  let cluster: RedisClusterServers | undefined;
   try {
-    for (const cache of ["redis", "in-process"] as const) {
-      const gw = await startGateway(cache === "redis" ? { ...env, REDIS_URL } : env, cache === "redis");
+    cluster = await RedisClusterServers.start();
+    const envOf = {
+      redis: { ...env, REDIS_URL },
+      "redis cluster": { ...env, REDIS_CLUSTER_NODES: cluster.seeds },
+      "in-process": env,
+    };
+    for (const cache of ["redis", "redis cluster", "in-process"] as const) {
+      const gw = await startGateway(envOf[cache], cache !== "in-process");
       try {
         const first = await retrieveOnce(gw.url, "what coffee do I usually order?");
         const second = await retrieveOnce(gw.url, "what coffee do I usually order?");
         if (first !== "miss" || second !== "hit") throw new Error(`cache not working: ${first}, ${second}`);
+        // Warm-up, not recorded: each gateway's JIT and connections warm before its figures (fair to the first).
+        await load(gw.url, false, 1);
         for (const unique of [false, true]) {
           const before = fake.requests.length;
           const result = await load(gw.url, unique);
@@ -213,6 +225,7 @@ async function main(): Promise<number> {
       }
     }
   } finally {
+    await cluster?.stop();
     await fake.close();
     const keys = await probe.keys(`${PREFIX}*`);
     if (keys.length > 0) await probe.del(...keys);
@@ -237,6 +250,14 @@ async function main(): Promise<number> {
       ]),
       ["left", "left"],
     ),
+  );
+  const rate = (cache: string, scenario: string) =>
+    rows.find((r) => r.cache === cache && r.scenario.startsWith(scenario))?.result.requests.average ??
+    Number.NaN;
+  const share = (scenario: string) =>
+    `${((100 * rate("redis cluster", scenario)) / rate("redis", scenario)).toFixed(0)} %`;
+  console.log(
+    `Redis Cluster (3 masters + 3 replicas, same host) vs one Redis node, same run: hits ${share("hit")}, misses ${share("miss")} of the single node's req/s`,
   );
   return 0;
 }
