@@ -1,6 +1,7 @@
 /**
  * The retrieval core: one request path for every door (/v1/retrieve, the Zep and OpenMemory drop-in routes, the
- * CLI). A door translates its wire request into a `RetrievalRequest` and renders the typed `RetrievalOutcome`;
+ * CLI, the policy playground's `compare` and `evaluate`). A door translates its wire request into a
+ * `RetrievalRequest` and renders the typed `RetrievalOutcome`;
  * policy resolution, eligibility, limits, cooldown, cache, single-flight, existence, the backend call (with its
  * breaker, bulkhead and retry, src/resilience), the pipeline, fallbacks, spans and metrics all happen here, once.
  *
@@ -326,7 +327,7 @@ export class RetrievalService {
   private async produce(turn: Turn, clientSignal: AbortSignal | undefined): Promise<Halt> {
     const searched = await this.fetch(turn, clientSignal);
     if ("kind" in searched) return searched;
-    return this.shape(turn, searched.candidates, searched.native);
+    return this.shape(turn, searched.candidates, searched.native, true);
   }
 
   /** The tenant's backend instance, its existence check and its search (./service.ts `search`). */
@@ -350,14 +351,22 @@ export class RetrievalService {
     return this.search(turn, backend, clientSignal);
   }
 
-  /** Candidates through the turn's policy (stages 2–8 and format) into a payload; a stage that throws: `POLICY_FAILED`. */
-  private shape(turn: Turn, candidates: readonly Candidate[], native?: NativeAnswer): Halt {
+  /**
+   * Candidates through the turn's policy (stages 2–8 and format) into a payload; a stage that throws:
+   * `POLICY_FAILED`. `observed`: one span per stage and the stage metrics (redactions, injection flags, duplicates).
+   */
+  private shape(
+    turn: Turn,
+    candidates: readonly Candidate[],
+    native: NativeAnswer | undefined,
+    observed: boolean,
+  ): Halt {
     const { req, compiled, backend: name } = turn;
     try {
       const result = runPipeline(
         { userId: req.userId, query: req.query, candidates, backend: name, explain: turn.explain },
         compiled,
-        pipelineObserver(compiled.policy.name, name),
+        observed ? pipelineObserver(compiled.policy.name, name) : undefined,
       );
       const payload = buildPayload(result, compiled, {
         backend: name,
@@ -393,7 +402,8 @@ export class RetrievalService {
         const { compiled } = choice;
         const candidates = fetched.slice(0, takeOf(compiled));
         const own = { ...turn, compiled };
-        const shaped = halt ?? this.shape(own, candidates);
+        // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
+        const shaped = halt ?? this.shape(own, candidates, undefined, false);
         const payload =
           shaped.kind === "payload" ? shaped.payload : await this.playgroundFallback(own, shaped);
         runs.push({
