@@ -2,9 +2,10 @@
  * The policy playground in a real browser: Debian's chromium, driven by playwright-core, against a real gateway
  * (fake Zep behind it). Leaves a screenshot in test-results/playground.png.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { checkPolicyText } from "../../src/policy/compile";
@@ -36,8 +37,27 @@ describe("the policy playground in chromium", () => {
   let page: Page;
   const problems: string[] = [];
 
+  const dir = mkdtempSync(join(tmpdir(), "memgate-ui-"));
+
   beforeAll(async () => {
-    h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on" } });
+    // A two-question golden set on the fake Zep's user, for the eval table.
+    const golden = join(dir, "questions.jsonl");
+    writeFileSync(
+      golden,
+      [
+        {
+          id: "q1",
+          userId: "ana",
+          query: "what coffee do I order?",
+          expectedIds: ["f1"],
+          answers: ["oat milk"],
+        },
+        { id: "q2", userId: "ana", query: "decaf order", expectedIds: ["m1"] },
+      ]
+        .map((q) => JSON.stringify(q))
+        .join("\n"),
+    );
+    h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: golden } });
     h.zep.acme?.setUser("ana", [
       makeCandidate({
         id: "f1",
@@ -77,6 +97,7 @@ describe("the policy playground in chromium", () => {
     await browser?.close();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     await h?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("labels every control and reaches each one with the keyboard", async () => {
@@ -171,6 +192,20 @@ describe("the policy playground in chromium", () => {
     await expect(page.locator("#status").textContent()).resolves.toContain(
       `policies[1].text: ${expected.lines[0]}`,
     );
+  });
+
+  it("shows `memgate eval`'s table for policies A and B", async () => {
+    await page.locator("#policy-text").fill(STRICT);
+    await page.locator("#eval-run").focus();
+    await page.keyboard.press("Enter");
+    const rows = page.locator("table.eval tbody tr");
+    await rows.nth(1).waitFor();
+    await expect(page.locator("table.eval th").first().textContent()).resolves.toBe("policy");
+    await expect(rows.nth(0).locator("td").first().textContent()).resolves.toBe("default");
+    await expect(rows.nth(1).locator("td").first().textContent()).resolves.toBe("strict (editor)");
+    // The default keeps both expected memories (evidence recall 100 %); strict drops m1 (minScore 0.58).
+    await expect(rows.nth(0).locator("td").nth(3).textContent()).resolves.toBe("100.0 %");
+    await expect(rows.nth(1).locator("td").nth(3).textContent()).resolves.toBe("50.0 %");
   });
 
   it("ran without a CSP violation, script error or failed request", () => {
