@@ -28,6 +28,7 @@ import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy, OverrideCache } from "../policy/compile";
 import type { PolicyRegistry } from "../policy/registry-types";
 import type { BackendName, FallbackCode } from "../policy/schema";
+import { userScope } from "../redis/keys";
 import { raceSignal } from "../resilience/deadline";
 import { recordRateLimitRejection } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
@@ -250,7 +251,8 @@ export class RetrievalService {
   private async admit(turn: Turn): Promise<Halt | undefined> {
     const { req, compiled } = turn;
     const checks = this.admission.check({
-      rateKey: `${req.principal.tenant.id}:${req.userId}`,
+      // The user's scope: its Redis Cluster slot tag is the one of the user's cache entries (src/redis/keys.ts).
+      rateKey: userScope(req.principal.tenant.id, req.userId),
       rule: compiled.policy.rateLimit.perUser,
       cooldownKey: turn.cooldownKey,
       cacheKey: turn.explain ? undefined : turn.cacheKey,
