@@ -58,7 +58,9 @@ export class RedisConnection {
     this.commandTimeoutMs = opts.commandTimeoutMs ?? 500;
     this.log = new ThrottledLog(opts.logger);
     const maxBackoff = opts.maxBackoffMs ?? 2000;
-    const target = opts.target ?? { kind: "single", url: opts.url ?? "" };
+    const target: RedisTarget | undefined =
+      opts.target ?? (opts.url === undefined ? undefined : { kind: "single", url: opts.url });
+    if (target === undefined) throw new Error("RedisConnection: give a target or a url");
     const backoff = (times: number) =>
       this.closed ? null : Math.min(50 * 2 ** Math.min(times, 10), maxBackoff);
     const node: IORedisOptions = {
@@ -66,7 +68,7 @@ export class RedisConnection {
       maxRetriesPerRequest: 1,
       commandTimeout: this.commandTimeoutMs,
       connectTimeout: opts.connectTimeoutMs ?? 2000,
-      // A replica promoted away from (an old master back as a replica) refuses writes: find the master again.
+      // An old master back as a replica refuses writes (READONLY): reconnect, which finds the master again.
       reconnectOnError: (err) => err.message.startsWith("READONLY"),
     };
     this.cluster = target.kind === "cluster";

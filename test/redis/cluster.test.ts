@@ -69,7 +69,7 @@ replicaSuite(
       // After the move: every process finds the entry on its new master (MOVED, then the new slot map).
       for (const g of [b, c, a])
         expect(await ask(g, "red", "u-7", query)).toEqual({ ...filled, cache: "hit" });
-    });
+    }, 60_000);
 
     describe("the key design", () => {
       let conn: RedisConnection;

@@ -89,12 +89,20 @@ abstract class Topology {
   protected readonly dir = mkdtempSync(join(tmpdir(), "memgate-redis-"));
   readonly processes: RedisProcess[] = [];
 
+  /** Starts a process on a free port; again on another port if it could not start (the port was taken meanwhile). */
   protected async add(args: (port: number) => string[]): Promise<RedisProcess> {
-    const port = await freePort();
-    const p = new RedisProcess(port, args(port));
-    this.processes.push(p);
-    await p.start();
-    return p;
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const p = new RedisProcess(port, args(port));
+      try {
+        await p.start();
+        this.processes.push(p);
+        return p;
+      } catch (err) {
+        await p.kill();
+        if (attempt === 3 || /cannot run/.test(String(err))) throw err;
+      }
+    }
   }
 
   /** Stops every process and removes the directory; safe to call after a failed start, and twice. */
