@@ -2,7 +2,7 @@ import type { RequestHandler } from "express";
 import type { RateLimiter, RateRule } from "../limits/types";
 import { HttpProblem } from "./errors";
 
-/** The per-API-key limit: a limiter (Redis-backed when REDIS_URL is set) and the default rule. */
+/** The per-API-key limit: a limiter (Redis-backed when a Redis is configured) and the default rule. */
 export interface KeyLimits {
   limiter: RateLimiter;
   /** MEMGATE_KEY_RATE_LIMIT; a key's own `rateLimit` in the tenants file wins. */

@@ -49,7 +49,7 @@ export interface Services extends AppServices {
   backends: BackendProvider;
   cache: PayloadCache;
   limiter: RateLimiter;
-  /** Set when REDIS_URL is: the connection shared by cache, single-flight, limits and cooldowns. */
+  /** Set when a Redis is configured (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): the connection shared by cache, single-flight, limits and cooldowns. */
   redis?: RedisConnection;
   lifecycle: { shuttingDown: boolean };
   close(): Promise<void>;
@@ -125,7 +125,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     const local = backends.get(tenant, "local");
     if (local) await local;
   }
-  // --- redis: cache, single-flight, limits and cooldowns, shared through Redis when REDIS_URL is set ---
+  // --- redis: cache, single-flight, limits and cooldowns, shared through Redis when one is configured ---
   const shared = createSharedState(env, logger);
   const { cache, limiter } = shared;
   // --- end redis ---
