@@ -49,7 +49,10 @@ export interface Services extends AppServices {
   backends: BackendProvider;
   cache: PayloadCache;
   limiter: RateLimiter;
-  /** Set when a Redis is configured (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): the connection shared by cache, single-flight, limits and cooldowns. */
+  /**
+   * Set when a Redis is configured (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): the connection shared by
+   * cache, single-flight, limits and cooldowns.
+   */
   redis?: RedisConnection;
   lifecycle: { shuttingDown: boolean };
   close(): Promise<void>;
