@@ -118,6 +118,15 @@ export function toIsoTimestamp(value: unknown): string | undefined {
   return new Date(ms).toISOString();
 }
 
+/** The first of `values` that is a valid timestamp, as ISO 8601 UTC (the later ones are not converted). */
+export function firstIsoTimestamp(values: readonly unknown[]): string | undefined {
+  for (const value of values) {
+    const iso = toIsoTimestamp(value);
+    if (iso !== undefined) return iso;
+  }
+  return undefined;
+}
+
 function toRole(...values: unknown[]): Role | undefined {
   for (const v of values) {
     const role = ROLES.find((r) => r === v);
@@ -159,7 +168,7 @@ function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
       : scope === "thread_summaries"
         ? [item.last_summarized_episode_valid_at, item.last_summarized_at, item.created_at]
         : [item.created_at];
-  const timestamp = times.map(toIsoTimestamp).find((t) => t !== undefined);
+  const timestamp = firstIsoTimestamp(times);
   if (timestamp === undefined) throw new ZepMalformedResponseError(`${scope} item without a valid timestamp`);
   const content = str(scope === "edges" ? item.fact : scope === "episodes" ? item.content : item.summary);
   const raw: RawItem = {

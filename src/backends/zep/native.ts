@@ -35,7 +35,7 @@ import {
   type UpstreamResponse,
 } from "../types";
 import { kindForStatus, parseRetryAfterMs, type ZepOperation } from "./errors";
-import { normalizeScores, toIsoTimestamp, ZEP_MAX_LIMIT } from "./map";
+import { firstIsoTimestamp, normalizeScores, ZEP_MAX_LIMIT } from "./map";
 
 export const ZEP_DEFAULT_LIMIT = 10;
 
@@ -211,9 +211,7 @@ export function searchAnswer(
       const content = String(item[spec.text]);
       if (sources[id] !== undefined || content.trim() === "") return;
       sources[id] = { list, item };
-      const timestamp =
-        spec.times.map((t) => toIsoTimestamp(item[t])).find((t) => t !== undefined) ??
-        "1970-01-01T00:00:00.000Z";
+      const timestamp = firstIsoTimestamp(spec.times.map((t) => item[t])) ?? "1970-01-01T00:00:00.000Z";
       const candidate: Candidate = {
         id,
         content,
