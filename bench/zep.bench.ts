@@ -28,7 +28,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { LoadResult, LoadSpec } from "./gateway/load";
 import { Gateway } from "./gateway/memgate";
@@ -531,7 +531,10 @@ async function main(): Promise<void> {
       if (file) console.log(`profile: ${join(dir, file)}`);
     }
   }
-  console.log(`\nbench wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const [l1, l5, l15] = loadavg().map((l) => l.toFixed(2));
+  console.log(
+    `\nbench wall time ${((Date.now() - started) / 1000).toFixed(1)} s; load average at the end: ${l1} ${l5} ${l15}`,
+  );
 }
 
 main().catch((err: unknown) => {
