@@ -12,7 +12,7 @@ const SWEEP_OVER = 1024;
 /**
  * The single-flight lock in process, over the in-process payload cache: the same contract as the Redis lock
  * (src/cache/lock-redis.ts) — one holder per key, released only by its token, gone after `ttlMs` if never released — with
- * the lock and the cache read in one synchronous step. Used when REDIS_URL is unset (one replica: the in-process
+ * the lock and the cache read in one synchronous step. Used when no Redis is configured (one replica: the in-process
  * dedup already shares flights, so the lock is never contended) and by the unit tests, where two SingleFlights
  * sharing one of these and one cache stand for two replicas. `now`: the clock (tests inject one).
  */

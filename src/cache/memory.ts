@@ -7,7 +7,7 @@ interface Entry {
   freshUntil: number;
 }
 
-/** A bounded in-process LRU (used when REDIS_URL is unset). */
+/** A bounded in-process LRU (used when no Redis is configured). */
 export class MemoryPayloadCache implements PayloadCache {
   readonly kind = "memory";
   private readonly lru: LRUCache<string, Entry>;

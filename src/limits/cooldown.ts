@@ -17,7 +17,7 @@ export function clampCooldown(retryAfterMs: number): number {
   return Math.min(Math.max(retryAfterMs, 0), MAX_COOLDOWN_MS);
 }
 
-/** The in-process cooldown (REDIS_URL unset, and the net under the Redis one). */
+/** The in-process cooldown (no Redis configured, and the net under the Redis one). */
 export class MemoryBackendCooldown implements BackendCooldown {
   private readonly until = new Map<string, number>();
 

@@ -2,7 +2,7 @@ import { RateLimiterMemory } from "rate-limiter-flexible";
 import { decide } from "./decide";
 import { type RateDecision, type RateLimiter, type RateRule, ruleId } from "./types";
 
-/** In-process limiter (REDIS_URL unset): one rate-limiter-flexible instance per distinct rule. */
+/** In-process limiter (no Redis configured): one rate-limiter-flexible instance per distinct rule. */
 export class MemoryRateLimiter implements RateLimiter {
   readonly kind = "memory";
   private readonly limiters = new Map<string, RateLimiterMemory>();
