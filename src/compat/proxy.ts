@@ -152,6 +152,9 @@ class ProxyTimeout extends Error {
 export function proxy(req: Request, res: Response, next: NextFunction, target: ProxyTarget): void {
   const send = target.url.protocol === "https:" ? httpsRequest : httpRequest;
   const timeoutMs = target.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
+  // The HTTP span's route (src/telemetry/access-log.ts) is the proxy's mount path (`/api/v2`, `/memory`): the rest of
+  // a proxied path may hold ids.
+  res.locals.httpRoute = req.baseUrl;
   const upstream = send(target.url, {
     method: req.method,
     headers: forwardHeaders(req.headers, target.credential),

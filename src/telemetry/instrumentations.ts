@@ -1,5 +1,6 @@
 /**
- * Library instrumentations: incoming HTTP (continues the caller's W3C trace), Express routes, ioredis (cache and
+ * Library instrumentations: incoming HTTP (continues the caller's W3C trace; the route is named by
+ * src/telemetry/access-log.ts), ioredis (cache and
  * rate limits), undici (the global `fetch` the Zep calls use and the `undici` package's `request` the OpenMemory
  * calls use — both publish on the same diagnostics channels; their calls carry `traceparent`/`baggage` out).
  *
@@ -8,7 +9,6 @@
  * cached payloads, i.e. memory contents); no header is captured.
  */
 import type { IncomingMessage } from "node:http";
-import { ExpressInstrumentation, ExpressLayerType } from "@opentelemetry/instrumentation-express";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
@@ -41,16 +41,9 @@ export function createInstrumentations(): Instrumentations {
       // exporters' own, which would otherwise show up in the http.client.* metrics.
       disableOutgoingRequestInstrumentation: true,
     }),
-    // Express names the route (`http.route`, and the HTTP span "POST /v1/retrieve"); its own spans — one per
-    // middleware, router and handler — are turned off: they would triple the spans of every request for no insight
-    // the HTTP span and memgate's spans do not give.
-    new ExpressInstrumentation({
-      ignoreLayersType: [
-        ExpressLayerType.MIDDLEWARE,
-        ExpressLayerType.ROUTER,
-        ExpressLayerType.REQUEST_HANDLER,
-      ],
-    }),
+    // No Express instrumentation: it wrapped every middleware layer of every request to set one value, the route
+    // (`http.route`, the span name "POST /v1/retrieve"), which the access-log middleware now sets itself
+    // (src/telemetry/access-log.ts); its own spans — one per middleware, router and handler — were off anyway.
     new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
     new UndiciInstrumentation({
       startSpanHook: (request) => {

@@ -275,6 +275,26 @@ describe("retrieval spans", () => {
     expect(retrieve.parentSpanContext?.spanId).toBe(server?.spanContext().spanId);
   });
 
+  test("the HTTP span is named by its matched route, refused or not; an unmatched path names no route", async () => {
+    await post(body());
+    await request(h.app).post("/v1/retrieve").set("x-api-key", "mg_wrong").send(body()).expect(401);
+    await request(h.app).post("/v1/nowhere/u-123").set("x-api-key", KEYS.acmeChat).send(body()).expect(404);
+    const servers = tel.spans().filter((s) => s.kind === SpanKind.SERVER);
+    expect(
+      servers.map((s) => [s.name, s.attributes["http.route"], s.attributes["http.response.status_code"]]),
+    ).toEqual([
+      ["POST /v1/retrieve", "/v1/retrieve", 200],
+      ["POST /v1/retrieve", "/v1/retrieve", 401],
+      ["POST", undefined, 404],
+    ]);
+    // The same route is the `http_route` label of the instrumentation's request-duration histogram.
+    const text = (await request(h.app).get("/metrics").expect(200)).text;
+    const routes = [...text.matchAll(/^http_server_request_duration_seconds_count\{[^}]*\}/gm)].map(
+      (m) => /http_route="([^"]*)"/.exec(m[0])?.[1] ?? "(none)",
+    );
+    expect(routes.sort()).toEqual(["(none)", "/v1/retrieve", "/v1/retrieve"]);
+  });
+
   test("an HttpProblem (the caller's fault) marks the span with its code, not as a span error", async () => {
     await request(h.app)
       .post("/v1/retrieve")

@@ -98,7 +98,7 @@ async function stop(child: ChildProcess): Promise<number | null> {
 describe("memgate serve with the OpenTelemetry SDK", () => {
   beforeAll(ensureBuilt);
 
-  test("spans and metrics go to the OTLP endpoint; the caller's trace continues through http and express", async () => {
+  test("spans and metrics go to the OTLP endpoint; the caller's trace continues through the named HTTP span", async () => {
     const collector = await startCollector();
     const { child, url } = serve({
       OTEL_TRACES_EXPORTER: "otlp",
@@ -134,8 +134,8 @@ describe("memgate serve with the OpenTelemetry SDK", () => {
     const server = mine.find((s) => s.scope === "@opentelemetry/instrumentation-http");
     expect(server?.parentSpanId).toBe(CALLER_SPAN);
     expect(server?.kind).toBe(2); // SPAN_KIND_SERVER
-    // The route in the span name comes from the Express instrumentation: Express was patched, so the SDK started
-    // before the app loaded it.
+    // The route in the span name is memgate's (src/telemetry/access-log.ts), read by the http instrumentation: http
+    // was patched, so the SDK started before the app loaded it.
     expect(server?.name).toBe("POST /v1/retrieve");
     const retrieve = mine.find((s) => s.name === "memgate.retrieve");
     expect(retrieve?.parentSpanId).toBe(server?.spanId);
