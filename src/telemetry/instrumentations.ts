@@ -1,8 +1,8 @@
 /**
  * Library instrumentations: incoming HTTP (continues the caller's W3C trace; the route is named by
- * src/telemetry/access-log.ts), ioredis (cache and
- * rate limits), undici (the global `fetch` the Zep calls use and the `undici` package's `request` the OpenMemory
- * calls use — both publish on the same diagnostics channels; their calls carry `traceparent`/`baggage` out).
+ * src/telemetry/access-log.ts), ioredis (cache and rate limits), undici (the `undici` package's `request` the
+ * OpenMemory calls and Zep's searches use, and the global `fetch` of the Zep SDK's `user.get` and ping — both
+ * publish on the same diagnostics channels; their calls carry `traceparent`/`baggage` out).
  *
  * Privacy (docs/api.md#privacy): URLs are recorded as templates — Zep's `GET /users/{userId}` would otherwise put a plain
  * user id in `url.full` — with query values removed; Redis statements are the command name only (values are

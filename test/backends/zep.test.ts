@@ -1,47 +1,37 @@
-import nock from "nock";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { BackendError, type BackendErrorKind } from "../../src/backends/types";
 import { createZepBackend } from "../../src/backends/zep";
 import { parseRetryAfterMs } from "../../src/backends/zep/errors";
 import { type PolicyInput, policySchema } from "../../src/policy/schema";
 import { CONTRACT_MEMORIES, runBackendContract } from "./contract";
-import {
-  createZepNockUpstream,
-  ZEP_FAKE_API_KEY,
-  ZEP_FAKE_BASE_URL,
-  ZepNockUpstream,
-  zepWire,
-} from "./fakes/zep-nock";
+import { createZepFakeServer, ZEP_FAKE_API_KEY, ZepFakeServer, zepWire } from "./fakes/zep-server";
 
 const TIMEOUT_MS = 300;
-const ORIGIN = new URL(ZEP_FAKE_BASE_URL).origin;
-const BASE = new URL(ZEP_FAKE_BASE_URL).pathname;
 const JSON_HEADERS = { "Content-Type": "application/json" };
 const QUERY = "what does Ana drink";
 const USER = "ana.lopez";
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect("127.0.0.1");
+/** The Zep the tests below script route by route (the contract suite starts its own). */
+let upstream: ZepFakeServer;
+beforeAll(async () => {
+  upstream = await createZepFakeServer();
 });
-afterEach(() => {
-  nock.abortPendingRequests();
-  nock.cleanAll();
-});
-afterAll(() => nock.enableNetConnect());
+afterEach(() => upstream.clearRoutes());
+afterAll(() => upstream.close());
 
 runBackendContract({
   name: "zep",
-  makeUpstream: () => createZepNockUpstream({ slowMs: TIMEOUT_MS + 2000 }),
-  makeBackend: async (upstream) => {
-    if (!(upstream instanceof ZepNockUpstream)) throw new Error("expected the Zep nock fake");
-    return createZepBackend({ apiKey: upstream.apiKey, baseUrl: upstream.baseUrl });
+  makeUpstream: () => createZepFakeServer({ slowMs: TIMEOUT_MS + 2000 }),
+  makeBackend: async (fake) => {
+    if (!(fake instanceof ZepFakeServer)) throw new Error("expected the Zep fake server");
+    return createZepBackend({ apiKey: fake.apiKey, baseUrl: fake.baseUrl });
   },
   faults: ["server_error", "rate_limited", "slow", "network", "bad_request"],
   hasUserRegistry: true,
   timeoutMs: TIMEOUT_MS,
 });
 
-const backend = () => createZepBackend({ apiKey: ZEP_FAKE_API_KEY, baseUrl: ZEP_FAKE_BASE_URL });
+const backend = () => createZepBackend({ apiKey: ZEP_FAKE_API_KEY, baseUrl: upstream.baseUrl });
 const policy = (zep: PolicyInput["zep"]) => policySchema.parse({ name: "t", version: 1, zep });
 const signal = () => AbortSignal.timeout(TIMEOUT_MS);
 const search = (zep: PolicyInput["zep"], limit = 10) =>
@@ -56,16 +46,10 @@ const search = (zep: PolicyInput["zep"], limit = 10) =>
 
 /** A search answer per scope, counted, so tests can prove there was exactly one call per scope. */
 function answerSearch(byScope: Record<string, unknown>): { calls: () => number } {
-  let calls = 0;
-  nock(ORIGIN)
-    .persist()
-    .post(`${BASE}/graph/search`)
-    .reply((_uri, body) => {
-      calls++;
-      const scope = (body as { scope: string }).scope;
-      return [200, JSON.stringify(byScope[scope] ?? {}), JSON_HEADERS];
-    });
-  return { calls: () => calls };
+  return upstream.route("POST", "/graph/search", ({ body }) => {
+    const scope = (body as { scope: string }).scope;
+    return [200, JSON.stringify(byScope[scope] ?? {}), JSON_HEADERS];
+  });
 }
 
 /** Every call to `path` answers this; counts the calls. */
@@ -76,15 +60,7 @@ function failing(
   body: string,
   headers: Record<string, string> = JSON_HEADERS,
 ) {
-  let calls = 0;
-  nock(ORIGIN)
-    .persist()
-    [method](`${BASE}${path}`)
-    .reply(() => {
-      calls++;
-      return [status, body, headers];
-    });
-  return { calls: () => calls };
+  return upstream.route(method === "get" ? "GET" : "POST", path, () => [status, body, headers]);
 }
 
 async function expectBackendError(p: Promise<unknown>, kind: BackendErrorKind): Promise<BackendError> {
@@ -106,9 +82,9 @@ const ALL_SCOPES = ["edges", "episodes", "nodes", "thread_summaries"] as const;
 
 describe("zep adapter: what is sent to Zep", () => {
   async function sentBodies(zep: PolicyInput["zep"], limit: number) {
-    const upstream = await createZepNockUpstream();
-    await upstream.seed(USER, CONTRACT_MEMORIES);
-    const b = createZepBackend({ apiKey: upstream.apiKey, baseUrl: upstream.baseUrl });
+    const fake = await createZepFakeServer();
+    await fake.seed(USER, CONTRACT_MEMORIES);
+    const b = createZepBackend({ apiKey: fake.apiKey, baseUrl: fake.baseUrl });
     await b.search({
       userId: USER,
       query: QUERY,
@@ -117,8 +93,8 @@ describe("zep adapter: what is sent to Zep", () => {
       policy: policy(zep),
       signal: signal(),
     });
-    await upstream.close();
-    return upstream.requestsTo("/graph/search");
+    await fake.close();
+    return fake.requestsTo("/graph/search");
   }
 
   test("one graph.search per scope: user_id, query, limit capped at 50, scope, reranker, Api-Key", async () => {
@@ -367,22 +343,22 @@ describe("zep adapter: errors", () => {
   });
 
   test("an answer slower than the caller's deadline is unavailable at the deadline", async () => {
-    const scope = nock(ORIGIN)
-      .post(`${BASE}/graph/search`)
-      .delay(TIMEOUT_MS + 2000)
-      .reply(200, "{}", JSON_HEADERS);
+    const scope = upstream.route("POST", "/graph/search", () => [200, "{}", JSON_HEADERS], {
+      delayMs: TIMEOUT_MS + 2000,
+      once: true,
+    });
     const started = Date.now();
     const be = await expectBackendError(search({ scopes: ["edges"], reranker: "rrf" }), "unavailable");
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 500);
     expect(be.message).toBe("Zep graph.search failed: aborted");
-    expect(scope.isDone()).toBe(true);
+    expect(scope.calls()).toBe(1);
   });
 
   test("the SDK's own timeout (safety net) is unavailable too", async () => {
-    nock(ORIGIN).post(`${BASE}/graph/search`).delay(1500).reply(200, "{}", JSON_HEADERS);
+    upstream.route("POST", "/graph/search", () => [200, "{}", JSON_HEADERS], { delayMs: 1500, once: true });
     const b = createZepBackend({
       apiKey: ZEP_FAKE_API_KEY,
-      baseUrl: ZEP_FAKE_BASE_URL,
+      baseUrl: upstream.baseUrl,
       timeoutInSeconds: 0.2,
     });
     const p = policy({ scopes: ["edges"], reranker: "rrf" });
@@ -399,12 +375,10 @@ describe("zep adapter: errors", () => {
   });
 
   test("a network error is unavailable; an already-aborted signal sends nothing", async () => {
-    const scope = nock(ORIGIN)
-      .post(`${BASE}/graph/search`)
-      .replyWithError({ code: "ECONNRESET", message: "socket hang up" });
+    const scope = upstream.route("POST", "/graph/search", () => "hang-up", { once: true });
     const be = await expectBackendError(search({ scopes: ["edges"], reranker: "rrf" }), "unavailable");
     expect(be.message).toBe("Zep graph.search failed: network error");
-    expect(scope.isDone()).toBe(true);
+    expect(scope.calls()).toBe(1);
     const zep = answerSearch({});
     const p = policy({ scopes: ["edges"], reranker: "rrf" });
     const req = {
@@ -421,7 +395,7 @@ describe("zep adapter: errors", () => {
 
   test("a failed call leaves no timer armed (the 30 s safety net does not hold the process open)", async () => {
     const armed = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
-    nock(ORIGIN).post(`${BASE}/graph/search`).replyWithError("connect ECONNREFUSED");
+    upstream.route("POST", "/graph/search", () => "hang-up", { once: true });
     const p = policy({ scopes: ["edges"], reranker: "rrf" });
     const before = armed();
     const req = { userId: USER, query: QUERY, limit: 5, searchType: "hybrid" as const, policy: p };
@@ -432,23 +406,60 @@ describe("zep adapter: errors", () => {
     expect(armed()).toBeLessThanOrEqual(before);
   });
 
+  test("a compressed answer (gzip, deflate, br) is decoded, as fetch did; the request says it accepts them", async () => {
+    const edge = zepWire.edge("e1", "Ana drinks oat flat whites", { score: 0.9 });
+    const text = JSON.stringify({ edges: [edge] });
+    for (const [encoding, compress] of [
+      ["gzip", gzipSync],
+      ["deflate", deflateSync],
+      ["br", brotliCompressSync],
+    ] as const) {
+      const sent = upstream.route(
+        "POST",
+        "/graph/search",
+        () => [200, compress(Buffer.from(text)), { ...JSON_HEADERS, "Content-Encoding": encoding }],
+        { match: (req) => req.headers["accept-encoding"] === "gzip, deflate, br", once: true },
+      );
+      const got = await search({ scopes: ["edges"], reranker: "cross_encoder" });
+      expect(sent.calls()).toBe(1);
+      expect(got.map((m) => [m.id, m.content])).toEqual([["e1", "Ana drinks oat flat whites"]]);
+    }
+    // A body that does not decode is no answer: unavailable.
+    upstream.route(
+      "POST",
+      "/graph/search",
+      () => [200, "not gzip", { ...JSON_HEADERS, "Content-Encoding": "gzip" }],
+      {
+        once: true,
+      },
+    );
+    await expectBackendError(search({ scopes: ["edges"], reranker: "cross_encoder" }), "unavailable");
+  });
+
   test("one failing scope fails the whole search", async () => {
-    nock(ORIGIN)
-      .persist()
-      .post(`${BASE}/graph/search`, (body: { scope: string }) => body.scope === "edges")
-      .reply(200, JSON.stringify({ edges: [] }), JSON_HEADERS)
-      .post(`${BASE}/graph/search`, (body: { scope: string }) => body.scope === "episodes")
-      .reply(500, JSON.stringify({ message: "boom" }), JSON_HEADERS);
+    const scopeIs = (scope: string) => (req: { body: unknown }) =>
+      (req.body as { scope: string }).scope === scope;
+    upstream.route("POST", "/graph/search", () => [200, JSON.stringify({ edges: [] }), JSON_HEADERS], {
+      match: scopeIs("edges"),
+    });
+    upstream.route("POST", "/graph/search", () => [500, JSON.stringify({ message: "boom" }), JSON_HEADERS], {
+      match: scopeIs("episodes"),
+    });
     await expectBackendError(search(rrf), "unavailable");
   });
 
   test("ping calls GET /projects/info; a 401 is unavailable", async () => {
-    const ok = nock(ORIGIN)
-      .get(`${BASE}/projects/info`)
-      .matchHeader("authorization", `Api-Key ${ZEP_FAKE_API_KEY}`)
-      .reply(200, JSON.stringify({ project: { uuid: "p" } }), JSON_HEADERS);
+    const ok = upstream.route(
+      "GET",
+      "/projects/info",
+      () => [200, JSON.stringify({ project: { uuid: "p" } }), JSON_HEADERS],
+      {
+        match: (req) => req.headers.authorization === `Api-Key ${ZEP_FAKE_API_KEY}`,
+        once: true,
+      },
+    );
     await expect(backend().ping({ signal: signal() })).resolves.toBeUndefined();
-    expect(ok.isDone()).toBe(true);
+    expect(ok.calls()).toBe(1);
     const denied = failing("get", "/projects/info", 401, JSON.stringify({ message: "unauthorized" }));
     const be = await expectBackendError(backend().ping({ signal: signal() }), "unavailable");
     expect(be.status).toBe(401);
@@ -457,6 +468,6 @@ describe("zep adapter: errors", () => {
 
   test("a bad config is refused at construction", () => {
     expect(() => createZepBackend({ apiKey: "k", baseUrl: "https://api.getzep.com" })).toThrow("/api/v2");
-    expect(() => createZepBackend({ apiKey: " ", baseUrl: ZEP_FAKE_BASE_URL })).toThrow("apiKey");
+    expect(() => createZepBackend({ apiKey: " ", baseUrl: upstream.baseUrl })).toThrow("apiKey");
   });
 });

@@ -3,14 +3,8 @@
  * answer when Zep fails or refuses, and which policy applies (`x-memgate-policy`).
  */
 import { createServer } from "node:net";
-import nock from "nock";
 import request from "supertest";
-import {
-  createZepNockUpstream,
-  ZEP_FAKE_API_KEY,
-  ZEP_FAKE_BASE_URL,
-  type ZepNockUpstream,
-} from "../backends/fakes/zep-nock";
+import { createZepFakeServer, ZEP_FAKE_API_KEY, type ZepFakeServer } from "../backends/fakes/zep-server";
 import { type Gateway, KEYS, startGateway } from "./gateway";
 
 const FACT = {
@@ -32,38 +26,36 @@ async function closedPort(): Promise<number> {
 }
 
 describe("Zep surface: proxy and shaped-route edges", () => {
-  let zep: ZepNockUpstream;
+  let zep: ZepFakeServer;
   let gw: Gateway;
   let batch: { headers: Record<string, string | string[] | undefined>; length: number } | undefined;
 
   beforeEach(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
-    zep = await createZepNockUpstream();
+    zep = await createZepFakeServer();
     await zep.seed("ana", [FACT]);
     batch = undefined;
-    nock(new URL(ZEP_FAKE_BASE_URL).origin)
-      .post("/api/v2/graph/add-batch")
-      .reply(function (_uri, body) {
-        batch = { headers: { ...this.req.headers }, length: JSON.stringify(body).length };
+    zep.route(
+      "POST",
+      "/graph/add-batch",
+      (req) => {
+        batch = { headers: req.headers, length: JSON.stringify(req.body).length };
         return [
           202,
           JSON.stringify({ task_id: "task-1" }),
           { "Content-Type": "application/json", "X-Zep-Trace": "z1" },
         ];
-      });
+      },
+      { once: true },
+    );
     gw = await startGateway({
       env: { T_ZEP_KEY: ZEP_FAKE_API_KEY },
-      backends: `      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "${ZEP_FAKE_BASE_URL}" }`,
+      backends: `      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "${zep.baseUrl}" }`,
     });
   });
 
   afterEach(async () => {
     await gw.close();
     await zep.close();
-    nock.abortPendingRequests();
-    nock.cleanAll();
-    nock.enableNetConnect();
   });
 
   const app = () => request(gw.h.app);

@@ -1,19 +1,13 @@
 /**
- * The same request through the real Zep adapter (upstream faked with nock from the wire reference) and the real
+ * The same request through the real Zep adapter (upstream: a local fake server from the wire reference) and the real
  * OpenMemory adapter (upstream: a local fake server speaking its wire format) returns the shapes of docs/api.md#the-retrieval-response.
  */
-import nock from "nock";
 import request from "supertest";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
 import type { SeedMemory } from "../backends/contract";
 import { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
-import {
-  createZepNockUpstream,
-  ZEP_FAKE_API_KEY,
-  ZEP_FAKE_BASE_URL,
-  type ZepNockUpstream,
-} from "../backends/fakes/zep-nock";
+import { createZepFakeServer, ZEP_FAKE_API_KEY, type ZepFakeServer } from "../backends/fakes/zep-server";
 import { type Harness, makeHarness } from "../helpers/harness";
 
 const KEY = "mg_test_adapters_0123456789";
@@ -60,13 +54,11 @@ const PII_OPEN =
 
 describe("POST /v1/retrieve through the real adapters", () => {
   let h: Harness;
-  let zep: ZepNockUpstream;
+  let zep: ZepFakeServer;
   let om: FakeOpenMemoryServer;
 
   beforeEach(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-    zep = await createZepNockUpstream();
+    zep = await createZepFakeServer();
     await zep.seed("ana", seed);
     om = await FakeOpenMemoryServer.start({ apiKeys: ["om-key"] });
     await om.seed("ana", seed);
@@ -81,7 +73,7 @@ describe("POST /v1/retrieve through the real adapters", () => {
     policies: { allowed: ["*"], default: default }
     defaultBackend: zep
     backends:
-      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "${ZEP_FAKE_BASE_URL}" }
+      zep: { apiKeyEnv: T_ZEP_KEY, baseUrl: "${zep.baseUrl}" }
       openmemory: { url: "${om.baseUrl}", apiKeyEnv: T_OM_KEY, userScoping: user_id }
 `,
     });
@@ -91,9 +83,6 @@ describe("POST /v1/retrieve through the real adapters", () => {
     await h.close();
     await zep.close();
     await om.close();
-    nock.abortPendingRequests();
-    nock.cleanAll();
-    nock.enableNetConnect();
   });
 
   for (const backend of ["zep", "openmemory"] as const) {

@@ -3,10 +3,10 @@
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
  * `graph.search`, the call on every cache miss, is one documented `POST /graph/search` per scope made directly
- * (./native.ts `zepJson`: the body in Zep's wire format typed by the SDK's own `serialization` types, the answer
- * mapped from the wire by ./map.ts, failures classified as every Zep call is): the SDK's layers around it — a
- * request schema, headers resolved through suppliers, the answer validated and renamed to camelCase item by
- * item — cost about as much CPU as the HTTP exchange itself (bench/zep.bench.ts; ~1,000 → ~550 µs per search
+ * (./native.ts `zepJson`, over `undici.request`: the body in Zep's wire format typed by the SDK's own
+ * `serialization` types, the answer mapped from the wire by ./map.ts, failures classified as every Zep call is):
+ * the SDK's layers around it — a request schema, headers resolved through suppliers, the answer validated and
+ * renamed to camelCase item by item — cost about as much CPU as the HTTP exchange itself (bench/zep.bench.ts; ~1,000 → ~550 µs per search
  * of two scopes in a loopback micro-benchmark). `user.get` (once per user) and `project.get` (the ping) go
  * through the official SDK with `maxRetries: 0` (the SDK would otherwise retry 429/5xx twice, ignoring
  * Retry-After, behind the gateway's deadline) and its transport replaced by ./fetcher.ts (its timers outlive

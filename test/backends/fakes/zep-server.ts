@@ -1,7 +1,8 @@
 /**
- * A fake Zep Cloud v3 upstream on nock, speaking the wire format of docs/wire/zep-cloud.md:
- * `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`. Implements the backend contract's
- * `ContractUpstream` and records every request it answers (method, path, headers, parsed body).
+ * A fake Zep Cloud v3 upstream: a real HTTP server on 127.0.0.1 (an ephemeral port) speaking the wire format of
+ * docs/wire/zep-cloud.md: `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`. Implements the backend
+ * contract's `ContractUpstream` and records every request it answers (method, path, headers, parsed body).
+ * A server rather than nock: the Zep calls go through `undici.request`, which nock cannot intercept.
  *
  * - Auth: a request without `Authorization: Api-Key <apiKey>` gets 401.
  * - Search: seeded memories of the scope's type (edges → facts, episodes → messages, nodes and
@@ -10,17 +11,18 @@
  *   Scores follow the reranker: `cross_encoder` a sigmoid in (0,1) (also as `relevance`), any other an RRF value
  *   1/(61 + rank), far below 1, as Zep's rank-based scores are.
  * - Faults (`fail`) apply to every route until `reset`: 500 JSON, 429 `text/plain` with `retry-after: 60` and
- *   `x-ratelimit-*`, an answer `slowMs` late, a connection error, 400 JSON.
+ *   `x-ratelimit-*`, an answer `slowMs` late, a connection dropped without an answer, 400 JSON.
+ * - `route(…)`: a test's own answer for a method and path (checked before the routes above, faults aside), e.g. a
+ *   thread's context, a late answer, a dropped connection; removed by `reset`/`clearRoutes`.
  * Every answer has `Content-Type: application/json`, except the 429 (text/plain, as Zep Cloud sends it).
  */
-import nock from "nock";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { ContractUpstream, Fault, SeedMemory } from "../contract";
 
-export const ZEP_FAKE_BASE_URL = "https://zep.fake.test/api/v2";
 export const ZEP_FAKE_API_KEY = "zep-fake-key-do-not-leak";
 
-export interface ZepNockOptions {
-  baseUrl?: string;
+export interface ZepFakeOptions {
   apiKey?: string;
   /** How late the `slow` fault answers (default 5000 ms). */
   slowMs?: number;
@@ -28,16 +30,35 @@ export interface ZepNockOptions {
 
 export interface RecordedZepRequest {
   method: string;
-  /** Path after the base URL, e.g. "/graph/search" or "/users/ana". */
+  /** Path after the base URL, e.g. "/graph/search" or "/users/ana" (with its query string, if any). */
   path: string;
   headers: Record<string, string>;
   body: unknown;
 }
 
-type Reply = readonly [number, string, Record<string, string>];
+/** What a test's own route answers: a reply, or `"hang-up"` (the connection is dropped without an answer). */
+export type RouteAnswer = Reply | "hang-up";
+
+export interface RouteOptions {
+  /** Only requests this accepts (e.g. by the body's scope). */
+  match?: (req: RecordedZepRequest) => boolean;
+  /** Answer this many ms late. */
+  delayMs?: number;
+  /** Answer one request only, then step aside. */
+  once?: boolean;
+}
+
+interface TestRoute extends RouteOptions {
+  method: string;
+  path: string | RegExp;
+  answer: (req: RecordedZepRequest) => RouteAnswer;
+  calls: number;
+}
+
+export type Reply = readonly [number, string | Buffer, Record<string, string>];
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
-const json = (status: number, body: unknown): Reply => [status, JSON.stringify(body), JSON_HEADERS];
+export const json = (status: number, body: unknown): Reply => [status, JSON.stringify(body), JSON_HEADERS];
 
 const SCOPE_TYPES: Record<string, { key: string; type: SeedMemory["type"] }> = {
   edges: { key: "edges", type: "fact" },
@@ -104,40 +125,54 @@ function toWire(scope: string, m: SeedMemory): Wire {
   }
 }
 
-export class ZepNockUpstream implements ContractUpstream {
+export class ZepFakeServer implements ContractUpstream {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly slowMs: number;
   /** Every request the fake answered (or failed), in arrival order. */
   readonly requests: RecordedZepRequest[] = [];
   private readonly users = new Map<string, SeedMemory[]>();
-  private readonly interceptors: nock.Interceptor[] = [];
+  private readonly routes: TestRoute[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private fault: Fault | null = null;
 
-  constructor(opts: ZepNockOptions = {}) {
-    this.baseUrl = (opts.baseUrl ?? ZEP_FAKE_BASE_URL).replace(/\/+$/, "");
+  private constructor(
+    private readonly server: Server,
+    origin: string,
+    opts: ZepFakeOptions,
+  ) {
+    this.baseUrl = `${origin}/api/v2`;
     this.apiKey = opts.apiKey ?? ZEP_FAKE_API_KEY;
     this.slowMs = opts.slowMs ?? 5000;
-    const url = new URL(this.baseUrl);
-    const base = url.pathname;
-    const scope = nock(url.origin).persist();
-    const route = (interceptor: nock.Interceptor, handle: (path: string, body: unknown) => Reply) => {
-      this.interceptors.push(interceptor);
-      const fake = this;
-      interceptor.reply(async function (this: nock.ReplyFnContext, uri: string, body: unknown) {
-        const path = uri.slice(base.length);
-        fake.requests.push({ method: this.req.method ?? "", path, headers: { ...this.req.headers }, body });
-        return fake.answer(this.req.headers, () => handle(path, body));
-      });
-    };
-    route(scope.post(`${base}/graph/search`), (_path, body) => this.search(body));
-    route(scope.get(new RegExp(`^${base}/users/[^/?]+$`)), (path) =>
-      this.user(decodeURIComponent(path.slice("/users/".length))),
-    );
-    route(scope.get(`${base}/projects/info`), () =>
-      json(200, { project: { uuid: "proj-1", name: "memgate-fake", created_at: "2026-01-01T00:00:00Z" } }),
-    );
+  }
+
+  static async start(opts: ZepFakeOptions = {}): Promise<ZepFakeServer> {
+    let self: ZepFakeServer | undefined;
+    const server = createServer((req, res) => {
+      void self?.handle(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    self = new ZepFakeServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, opts);
+    return self;
+  }
+
+  /**
+   * Answers `method` `path` (after the base URL, without the query string; a RegExp is tested against it) with
+   * `answer` until removed; counts the requests it answered.
+   */
+  route(
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+    path: string | RegExp,
+    answer: (req: RecordedZepRequest) => RouteAnswer,
+    opts: RouteOptions = {},
+  ): { calls: () => number } {
+    const route: TestRoute = { method, path, answer, calls: 0, ...opts };
+    this.routes.push(route);
+    return { calls: () => route.calls };
+  }
+
+  clearRoutes(): void {
+    this.routes.length = 0;
   }
 
   async seed(userId: string, memories: SeedMemory[]): Promise<void> {
@@ -157,13 +192,76 @@ export class ZepNockUpstream implements ContractUpstream {
     this.fault = null;
     this.users.clear();
     this.requests.length = 0;
+    this.clearRoutes();
     this.clearTimers();
   }
 
   async close(): Promise<void> {
     this.clearTimers();
-    for (const interceptor of this.interceptors) nock.removeInterceptor(interceptor);
-    this.interceptors.length = 0;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    let body: unknown = text;
+    if (text !== "") {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // kept as text
+      }
+    }
+    const url = req.url ?? "/";
+    const base = "/api/v2";
+    const path = url.startsWith(base) ? url.slice(base.length) : url;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    const recorded: RecordedZepRequest = { method: req.method ?? "", path, headers, body };
+    this.requests.push(recorded);
+    let answer: RouteAnswer;
+    try {
+      answer = await this.answer(headers, () => this.dispatch(recorded));
+    } catch {
+      answer = "hang-up";
+    }
+    if (answer === "hang-up") {
+      req.socket.destroy();
+      return;
+    }
+    const [status, payload, answerHeaders] = answer;
+    if (res.destroyed) return;
+    res.writeHead(status, answerHeaders);
+    res.end(payload);
+  }
+
+  /** A test's own route for this request, else the built-in ones (404 for anything else). */
+  private async dispatch(req: RecordedZepRequest): Promise<RouteAnswer> {
+    const bare = req.path.split("?")[0] ?? req.path;
+    const route = this.routes.find(
+      (r) =>
+        r.method === req.method &&
+        (typeof r.path === "string" ? r.path === bare : r.path.test(bare)) &&
+        (r.match === undefined || r.match(req)),
+    );
+    if (route !== undefined) {
+      route.calls++;
+      if (route.once === true) this.routes.splice(this.routes.indexOf(route), 1);
+      if (route.delayMs !== undefined) await this.sleep(route.delayMs);
+      return route.answer(req);
+    }
+    if (req.method === "POST" && bare === "/graph/search") return this.search(req.body);
+    if (req.method === "GET" && /^\/users\/[^/]+$/.test(bare))
+      return this.user(decodeURIComponent(bare.slice("/users/".length)));
+    if (req.method === "GET" && bare === "/projects/info")
+      return json(200, {
+        project: { uuid: "proj-1", name: "memgate-fake", created_at: "2026-01-01T00:00:00Z" },
+      });
+    return json(404, { message: "not found" });
   }
 
   private clearTimers(): void {
@@ -181,7 +279,10 @@ export class ZepNockUpstream implements ContractUpstream {
     });
   }
 
-  private async answer(headers: Record<string, string>, handle: () => Reply): Promise<Reply> {
+  private async answer(
+    headers: Record<string, string>,
+    handle: () => Promise<RouteAnswer>,
+  ): Promise<RouteAnswer> {
     if (headers.authorization !== `Api-Key ${this.apiKey}`) return json(401, { message: "unauthorized" });
     switch (this.fault) {
       case "server_error":
@@ -201,7 +302,7 @@ export class ZepNockUpstream implements ContractUpstream {
           },
         ];
       case "network":
-        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return "hang-up";
       case "slow":
         await this.sleep(this.slowMs);
         return handle();
@@ -251,7 +352,7 @@ export class ZepNockUpstream implements ContractUpstream {
   }
 }
 
-/** A started fake; remove it with `close()` (it only removes its own interceptors). */
-export async function createZepNockUpstream(opts: ZepNockOptions = {}): Promise<ZepNockUpstream> {
-  return new ZepNockUpstream(opts);
+/** A started fake on an ephemeral port; stop it with `close()`. */
+export function createZepFakeServer(opts: ZepFakeOptions = {}): Promise<ZepFakeServer> {
+  return ZepFakeServer.start(opts);
 }
