@@ -248,6 +248,25 @@ export class RedisClusterServers extends Topology {
     return to;
   }
 
+  /** How many keys of `key`'s slot its master holds, and how many the other masters hold (0 after a clean move). */
+  async keysInSlot(key: string): Promise<{ owner: number; others: number }> {
+    const [slot] = await this.slots([key]);
+    const owner = await this.masterOf(key);
+    let mine = 0;
+    let others = 0;
+    for (const m of await this.masters()) {
+      const c = m.client();
+      try {
+        const n = Number(await c.call("CLUSTER", "COUNTKEYSINSLOT", slot ?? 0));
+        if (m === owner) mine = n;
+        else others += n;
+      } finally {
+        c.disconnect();
+      }
+    }
+    return { owner: mine, others };
+  }
+
   /** The processes that are masters now. */
   async masters(): Promise<RedisProcess[]> {
     const live = this.processes.find((p) => p.alive);
