@@ -147,7 +147,7 @@ describe("compat routes — security", () => {
     const port = (gateway.address() as AddressInfo).port;
     /**
      * Sends `target` as the request line's target, exactly as written (absolute-form included), over a plain
-     * socket: http.request would parse it, and nock's interceptor (active in other suites) refuses it.
+     * socket: http.request would parse it (and an interceptor such as nock would refuse it).
      */
     const raw = (target: string) =>
       new Promise<number>((resolve, reject) => {
