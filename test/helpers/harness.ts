@@ -59,7 +59,7 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   localRecords?: unknown[];
   watchPolicies?: boolean;
-  /** Use these factories instead of the fakes (e.g. the real adapters against nock / a fake server). */
+  /** Use these factories instead of the fakes (e.g. the real adapters against a fake server). */
   factories?: BackendFactories;
 }
 
