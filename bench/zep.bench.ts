@@ -33,41 +33,20 @@ import { join, resolve } from "node:path";
 import type { LoadResult, LoadSpec } from "./gateway/load";
 import { Gateway } from "./gateway/memgate";
 import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
+import type { Mode } from "./gateway/report";
 import type { ServerReply, ServerRequest } from "./gateway/servers";
+import { benchArgs } from "./lib/args";
 import { describeProfile, readProfile, summarizeProfile } from "./lib/cpuprofile";
 import { bytes, heading, hostInfo, int, type Summary, summarize, table } from "./lib/stats";
 
 const ROOT = resolve(__dirname, "..");
-const argv = process.argv.slice(2);
-const flag = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
-const QUICK = argv.includes("--quick");
-const PROFILE = argv.includes("--profile");
-const RATE = Number(flag("rate") ?? 500);
-const ONLY = flag("only")?.split(",");
-const GATEWAY_ENV: Record<string, string> = Object.fromEntries(
-  (
-    argv
-      .find((a) => a.startsWith("--env="))
-      ?.slice("--env=".length)
-      .split(",") ?? []
-  )
-    .filter((kv) => kv.includes("="))
-    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
-);
-type Mode = "seq" | "rate" | "max";
-const ROUNDS = QUICK ? 1 : 2;
-const SECONDS_FLAG = Number(flag("seconds") ?? Number.NaN);
-const SECONDS: Record<Mode, number> =
-  SECONDS_FLAG > 0
-    ? { seq: SECONDS_FLAG, rate: SECONDS_FLAG, max: SECONDS_FLAG }
-    : QUICK
-      ? { seq: 1.5, rate: 2, max: 2 }
-      : { seq: 3, rate: 4, max: 3 };
-const WARMUP_S = QUICK ? 0.5 : 1;
+const ARGS = benchArgs(process.argv.slice(2), {
+  full: { seq: 3, rate: 4, max: 3 },
+  quick: { seq: 1.5, rate: 2, max: 2 },
+});
+const { flag, rate: RATE, only: ONLY, gatewayEnv: GATEWAY_ENV, rounds: ROUNDS, modes: MODES } = ARGS;
+const { quick: QUICK, profile: PROFILE, seconds: SECONDS, warmupSeconds: WARMUP_S } = ARGS;
 const CONNECTIONS = 32;
-const MODES: readonly Mode[] = (["seq", "rate", "max"] as const).filter(
-  (m) => flag("modes") === undefined || (flag("modes")?.split(",") ?? []).includes(m),
-);
 const IN_FLIGHT = 200;
 const SOAK_S = Number(flag("soak-seconds") ?? (QUICK ? 10 : 30));
 const SOAK_RATE = 300;
@@ -387,7 +366,7 @@ async function main(): Promise<void> {
   for (const line of hostInfo()) console.log(line);
   if (Object.keys(GATEWAY_ENV).length > 0)
     console.log(`gateway environment added: ${JSON.stringify(GATEWAY_ENV)}`);
-  if (!argv.includes("--no-build")) {
+  if (ARGS.build) {
     const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" });
     if (build.status !== 0)
       throw new Error("npm run build failed: the bench runs the compiled gateway (dist/)");
