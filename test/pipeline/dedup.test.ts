@@ -1,5 +1,7 @@
+import fc from "fast-check";
 import { dedupStage } from "../../src/pipeline/stages/dedup";
 import { normalizeAndHash, normalizeForHash } from "../../src/pipeline/text/hash";
+import type { WorkItem } from "../../src/pipeline/types";
 import { makeItem, makePolicy } from "../helpers/items";
 
 describe("normalizeAndHash", () => {
@@ -42,6 +44,62 @@ describe("normalizeAndHash", () => {
 
 describe("dedupStage", () => {
   const policy = makePolicy();
+
+  test("groups as a Map keyed by the normalized text would, however many texts share a length", () => {
+    // The grouping as written before: one Map keyed by the normalized text.
+    const reference = (items: WorkItem[]) => {
+      const winners = new Map<string, WorkItem>();
+      const losers: Array<{ item: WorkItem; key: string }> = [];
+      for (const item of items) {
+        const key = normalizeForHash(item.content);
+        const current = winners.get(key);
+        const wins =
+          current === undefined ||
+          (item.score !== current.score
+            ? item.score > current.score
+            : item.timeMs !== current.timeMs
+              ? item.timeMs > current.timeMs
+              : item.id < current.id);
+        if (current === undefined || wins) winners.set(key, item);
+        if (current !== undefined) losers.push(wins ? { item: current, key } : { item, key });
+      }
+      return {
+        winners: [...winners.values()].map((i) => i.id),
+        changes: losers.map(({ item, key }) => ({
+          id: item.id,
+          reason: `duplicate_of:${winners.get(key)?.id}`,
+        })),
+      };
+    };
+    // Texts of one normalized length (many more than a length's list holds before it gets a Map) and others.
+    const pool = [
+      ...Array.from({ length: 20 }, (_, i) => `note ${String(i).padStart(2, "0")}`),
+      "NOTE 03",
+      " note 07!",
+      "x",
+      "X",
+      "longer text",
+    ];
+    const wide = makePolicy({ retrieval: { topK: 20 }, budget: { fill: true, maxMemories: 50 } });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ c: fc.constantFrom(...pool), score: fc.constantFrom(0.2, 0.5, 0.9) }), {
+          maxLength: 40,
+        }),
+        (picks) => {
+          const items = picks.map((p, i) =>
+            makeItem({ id: `m${String(i).padStart(2, "0")}`, content: p.c, score: p.score }),
+          );
+          const expected = reference(items);
+          const { items: out, trace } = dedupStage(items, wide);
+          // At most 40 candidates: every group's winner is kept (topK 20, then reserve up to 50).
+          expect(new Set(out.map((o) => o.id))).toEqual(new Set(expected.winners));
+          expect(trace.changes.filter((c) => c.reason.startsWith("duplicate_of:"))).toEqual(expected.changes);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
 
   test("seed 000: 'Hello world', 'Hello world', 'HELLO WORLD' → 1", () => {
     const input = [

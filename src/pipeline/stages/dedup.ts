@@ -3,6 +3,15 @@ import { byScore } from "../order";
 import { normalizeForHash } from "../text/hash";
 import type { StageResult, TraceChange, WorkItem } from "../types";
 
+/** Candidates whose normalized text is `key`, and the one kept. */
+interface Group {
+  key: string;
+  winner: WorkItem;
+}
+
+/** Groups of one normalized length compared one by one before they get a Map (see `dedupStage`). */
+const MAX_SCANNED = 8;
+
 /** Among duplicates: highest score, then newer, then smaller id. */
 function better(a: WorkItem, b: WorkItem): boolean {
   if (a.score !== b.score) return a.score > b.score;
@@ -19,26 +28,36 @@ function better(a: WorkItem, b: WorkItem): boolean {
  * (unlikely) collisions, and without hashing every candidate on every request.
  */
 export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
-  const winners = new Map<string, WorkItem>();
-  const losers: Array<{ item: WorkItem; hash: string }> = [];
+  // Groups in first-seen order, found by the normalized text's length and then compared whole: a Map keyed by
+  // the text itself would hash every candidate's full text (fresh strings each request), which cost about as
+  // much as the rest of this stage; texts of different lengths are never equal. A length shared by more than
+  // `MAX_SCANNED` groups gets a Map of its own, so many texts of one length never make this quadratic.
+  const groups: Group[] = [];
+  const byLength = new Map<number, Group[] | Map<string, Group>>();
+  const losers: Array<{ item: WorkItem; group: Group }> = [];
   for (const item of items) {
-    const hash = normalizeForHash(item.content);
-    const current = winners.get(hash);
-    if (current === undefined) {
-      winners.set(hash, item);
-    } else if (better(item, current)) {
-      winners.set(hash, item);
-      losers.push({ item: current, hash });
+    const key = normalizeForHash(item.content);
+    const sameLength = byLength.get(key.length);
+    const group = sameLength instanceof Map ? sameLength.get(key) : sameLength?.find((g) => g.key === key);
+    if (group === undefined) {
+      const created = { key, winner: item };
+      groups.push(created);
+      if (sameLength === undefined) byLength.set(key.length, [created]);
+      else if (sameLength instanceof Map) sameLength.set(key, created);
+      else if (sameLength.length < MAX_SCANNED) sameLength.push(created);
+      else byLength.set(key.length, new Map([...sameLength, created].map((g) => [g.key, g])));
+    } else if (better(item, group.winner)) {
+      losers.push({ item: group.winner, group });
+      group.winner = item;
     } else {
-      losers.push({ item, hash });
+      losers.push({ item, group });
     }
   }
   const changes: TraceChange[] = [];
-  for (const { item, hash } of losers) {
-    const winner = winners.get(hash);
-    if (winner !== undefined) changes.push({ id: item.id, reason: `duplicate_of:${winner.id}` });
+  for (const { item, group } of losers) {
+    changes.push({ id: item.id, reason: `duplicate_of:${group.winner.id}` });
   }
-  const unique = [...winners.values()].sort(byScore);
+  const unique = groups.map((g) => g.winner).sort(byScore);
   const { topK } = policy.retrieval;
   const kept = unique.slice(0, topK);
   // With budget.fill the next best stay as reserve the budget may still take: as many as maxMemories leaves
