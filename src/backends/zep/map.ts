@@ -60,6 +60,7 @@
  */
 import type { serialization } from "@getzep/zep-cloud";
 import { compareIds } from "../../pipeline/order";
+import { isIsoUtc } from "../../pipeline/text/time";
 import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
 import type { Policy } from "../../policy/schema";
 import { isRecord } from "../json";
@@ -108,35 +109,14 @@ const GO_ZERO_TIME_MS = Date.parse("0001-01-01T00:00:00Z");
 const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?$/i;
 
-/** Days in each month of a common year (February of a leap year: see `canonicalIso`). */
-const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/** The number written by the ASCII digits `s[start, end)` (the caller has checked that they are digits). */
-function digits(s: string, start: number, end: number): number {
-  let n = 0;
-  for (let i = start; i < end; i++) n = n * 10 + s.charCodeAt(i) - 48;
-  return n;
-}
-
-/** `YYYY-MM-DDTHH:MM:SS.sssZ` or `YYYY-MM-DDTHH:MM:SSZ`: what `toISOString` writes, and what Zep sends. */
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
-
 /**
- * `toIsoTimestamp` of a timestamp already in `toISOString`'s form with every field in range (a real day of
- * its month, hours 00–23) and after Go's zero time: the text itself (with `.000` when it has no
- * milliseconds), without parsing it into a Date and writing it out again. Undefined when it is not such a
- * timestamp (it then takes the general path, which may still accept it).
+ * `toIsoTimestamp` of a timestamp already in `toISOString`'s form with every field in range (see `isIsoUtc`)
+ * and after Go's zero time: the text itself (with `.000` when it has no milliseconds), without parsing it into
+ * a Date and writing it out again. Undefined when it is not such a timestamp (it then takes the general path,
+ * which may still accept it).
  */
 function canonicalIso(value: string): string | undefined {
-  if ((value.length !== 24 && value.length !== 20) || !ISO_UTC.test(value)) return undefined;
-  const year = digits(value, 0, 4);
-  const month = digits(value, 5, 7);
-  const day = digits(value, 8, 10);
-  if (month < 1 || month > 12 || day < 1) return undefined;
-  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (MONTH_DAYS[month - 1] ?? 0) + (leap ? 1 : 0)) return undefined;
-  if (digits(value, 11, 13) > 23 || digits(value, 14, 16) > 59 || digits(value, 17, 19) > 59)
-    return undefined;
+  if (!isIsoUtc(value)) return undefined;
   const iso = value.length === 24 ? value : `${value.slice(0, 19)}.000Z`;
   // Fixed-width fields: text order is time order. Go's zero time and anything before it count as absent.
   return iso > "0001-01-01T00:00:00.000Z" ? iso : undefined;

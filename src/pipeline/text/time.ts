@@ -62,6 +62,35 @@ function offsetSecondsAt(ms: number, timeZone: string): number {
   return Math.round((wall.getTime() - ms) / 1000);
 }
 
+/** `YYYY-MM-DDTHH:MM:SS.sssZ` or `YYYY-MM-DDTHH:MM:SSZ`: what `toISOString` writes (and backends send). */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
+/** Days in each month of a common year. */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number written by the ASCII digits `s[start, end)` (the caller has checked that they are digits). */
+function digits(s: string, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) n = n * 10 + s.charCodeAt(i) - 48;
+  return n;
+}
+
+/**
+ * Whether `value` is in `toISOString`'s form (`YYYY-MM-DDTHH:MM:SS.sssZ`, or without `.sss`) with every field
+ * in range: a real day of its month (proleptic Gregorian), hours 00–23, minutes and seconds 00–59. Such a
+ * timestamp is what `toISOString` writes back for its instant (with `.000` when it has no milliseconds), so
+ * it need not be parsed into a Date and written out again to be normalized or rendered.
+ */
+export function isIsoUtc(value: string): boolean {
+  if ((value.length !== 24 && value.length !== 20) || !ISO_UTC.test(value)) return false;
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 7);
+  const day = digits(value, 8, 10);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (MONTH_DAYS[month - 1] ?? 0) + (leap ? 1 : 0)) return false;
+  return digits(value, 11, 13) <= 23 && digits(value, 14, 16) <= 59 && digits(value, 17, 19) <= 59;
+}
+
 /**
  * Epoch milliseconds of `iso` (any string `Date.parse` accepts), NaN when it does not parse. A date-time
  * without an offset is read as UTC: `Date.parse` would read it in the host's time zone, so the instant (and
@@ -77,6 +106,8 @@ export function parseTimestamp(iso: string): number {
  * deterministic.
  */
 export function formatTimestamp(iso: string, timeZone: string): string {
+  // Already ISO 8601 UTC: the same text without its milliseconds (what the general path below writes).
+  if (timeZone === "UTC" && isIsoUtc(iso)) return `${iso.slice(0, 19)}Z`;
   const ms = parseTimestamp(iso);
   if (Number.isNaN(ms)) return iso;
   const seconds = Math.floor(ms / 1000) * 1000; // milliseconds are dropped, never rounded
