@@ -210,6 +210,32 @@ describe("the policy playground's API (/v1/playground)", () => {
       expect(missing.body.detail).toMatch(/^text: /);
     });
 
+    it("checks a policy text at its character cap however many bytes it takes, instead of a 413", async () => {
+      // 65,536 UTF-16 units of 3-byte UTF-8 (196,608 bytes), then the same escaped as \u20ac (393,216 bytes).
+      const text = `#${"\u20ac".repeat(65_535)}`;
+      const utf8 = await request(h.app).post("/v1/playground/validate").set(ops).send({ text }).expect(200);
+      expect(utf8.body.ok).toBe(false);
+      const escaped = `{"text":"#${"\\u20ac".repeat(65_535)}"}`;
+      await request(h.app)
+        .post("/v1/playground/validate")
+        .set(ops)
+        .set("content-type", "application/json")
+        .send(escaped)
+        .expect(200);
+      const over = await request(h.app)
+        .post("/v1/playground/validate")
+        .set(ops)
+        .send({ text: `${text}x` })
+        .expect(400);
+      expect(over.body.detail).toMatch(/^text: /);
+      const twice = await request(h.app)
+        .post("/v1/playground/compare")
+        .set(ops)
+        .send({ userId: "ana", query: "\u20ac".repeat(65_536), policies: [{ text }, { text }] })
+        .expect(400);
+      expect(twice.body.detail).toMatch(/^policies\[0\]\.text: /);
+    });
+
     it("has no eval table without a golden set", async () => {
       const res = await request(h.app)
         .post("/v1/playground/eval")

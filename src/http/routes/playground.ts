@@ -16,6 +16,7 @@ import { checkPolicyText } from "../../policy/compile";
 import type { PolicyRegistry } from "../../policy/registry-types";
 import { BACKEND_NAMES, type BackendName } from "../../policy/schema";
 import { EDITOR_FILE } from "../../retrieval/playground";
+import { POLICY_NAME } from "../../retrieval/policy";
 import { ID_PATTERN } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
 import { isPolicyAllowed } from "../../tenants/directory";
@@ -35,15 +36,25 @@ export interface PlaygroundConfig {
   golden?: { file: string; questions: readonly GoldenQuestion[] };
 }
 
-/** A policy text as the editor holds it: at most what a policy file reasonably is. */
+/** A policy text as the editor holds it: at most what a policy file reasonably is (UTF-16 code units). */
 const MAX_POLICY_TEXT = 65_536;
+/** A query, as /v1/retrieve takes one (UTF-16 code units). */
+const MAX_QUERY = 65_536;
+
+/**
+ * A body limit (bytes) that fits every string field at its character cap, so a legal text is checked (an error
+ * naming the field) instead of refused as too large: a UTF-16 unit takes at most 6 bytes of JSON (`\uXXXX`, as
+ * a client escaping non-ASCII sends it; 3 bytes as UTF-8), plus room for the rest of the body.
+ */
+const bodyLimitFor = (...maxChars: number[]): string =>
+  `${Math.ceil(maxChars.reduce((sum, n) => sum + 6 * n, 0) / 1024) + 4}kb`;
+const VALIDATE_BODY = bodyLimitFor(MAX_POLICY_TEXT);
+const COMPARE_BODY = bodyLimitFor(MAX_QUERY, MAX_POLICY_TEXT, MAX_POLICY_TEXT);
+const EVAL_BODY = bodyLimitFor(MAX_POLICY_TEXT, MAX_POLICY_TEXT);
 
 const policyChoiceSchema = z
   .object({
-    name: z
-      .string({ error: "must be a policy name" })
-      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
-      .optional(),
+    name: z.string({ error: "must be a policy name" }).regex(POLICY_NAME, "must be a policy name").optional(),
     text: z.string({ error: "must be a string (a policy file's text)" }).max(MAX_POLICY_TEXT).optional(),
   })
   .strict()
@@ -59,7 +70,7 @@ const compareBodySchema = z
     userId: z
       .string({ error: "is required (a string)" })
       .regex(ID_PATTERN, "must be 1–128 of [A-Za-z0-9_.:@-]"),
-    query: z.string({ error: "is required (a string)" }).max(65_536),
+    query: z.string({ error: "is required (a string)" }).max(MAX_QUERY),
     backend: z.enum(BACKEND_NAMES).optional(),
     policies: policiesSchema,
   })
@@ -132,7 +143,7 @@ export function playgroundRoutes(deps: {
   });
 
   /** `memgate policy validate` on the editor's text: 200 with its lines, ok or not. */
-  router.post("/v1/playground/validate", ...admin, ...jsonBody("128kb"), function validate(req, res) {
+  router.post("/v1/playground/validate", ...admin, ...jsonBody(VALIDATE_BODY), function validate(req, res) {
     const { text } = parse(validateBodySchema, req.body);
     const checked = checkPolicyText(text, EDITOR_FILE);
     if (!checked.ok) {
@@ -147,30 +158,35 @@ export function playgroundRoutes(deps: {
     });
   });
 
-  router.post("/v1/playground/compare", ...admin, ...jsonBody("256kb"), async function compare(req, res) {
-    const body = parse(compareBodySchema, req.body);
-    const controller = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) controller.abort();
-    };
-    res.on("close", onClose);
-    try {
-      const outcome = await deps.retrieval.compare({
-        principal: principalOf(res),
-        userId: body.userId,
-        query: body.query,
-        backend: body.backend as BackendName | undefined,
-        policies: body.policies,
-        signal: controller.signal,
-      });
-      if (outcome.kind === "refused") throw refusalProblem(outcome);
-      res.json(outcome.comparison);
-    } finally {
-      res.off("close", onClose);
-    }
-  });
+  router.post(
+    "/v1/playground/compare",
+    ...admin,
+    ...jsonBody(COMPARE_BODY),
+    async function compare(req, res) {
+      const body = parse(compareBodySchema, req.body);
+      const controller = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) controller.abort();
+      };
+      res.on("close", onClose);
+      try {
+        const outcome = await deps.retrieval.compare({
+          principal: principalOf(res),
+          userId: body.userId,
+          query: body.query,
+          backend: body.backend as BackendName | undefined,
+          policies: body.policies,
+          signal: controller.signal,
+        });
+        if (outcome.kind === "refused") throw refusalProblem(outcome);
+        res.json(outcome.comparison);
+      } finally {
+        res.off("close", onClose);
+      }
+    },
+  );
 
-  router.post("/v1/playground/eval", ...admin, ...jsonBody("256kb"), async function evaluate(req, res) {
+  router.post("/v1/playground/eval", ...admin, ...jsonBody(EVAL_BODY), async function evaluate(req, res) {
     const body = parse(evalBodySchema, req.body);
     if (golden === undefined) {
       throw new HttpProblem("NOT_FOUND", "no golden set configured (set MEMGATE_PLAYGROUND_GOLDEN)");
