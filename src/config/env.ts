@@ -112,7 +112,10 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(LEVELS).default("info"),
 });
 
-/** The rules across variables: one Redis topology at most, each Redis option only with its topology. */
+/**
+ * The rules across variables: one Redis topology at most, each Redis option only with its topology, the playground's
+ * golden set only with the playground.
+ */
 const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
   const set = (["REDIS_URL", "REDIS_CLUSTER_NODES", "REDIS_SENTINELS"] as const).filter(
     (k) => env[k] !== undefined,
@@ -138,6 +141,8 @@ const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
       if (env[k] !== undefined) fail(k, `does not apply ${where}`);
     if (env.REDIS_TLS) fail("REDIS_TLS", `does not apply ${where}`);
   }
+  if (env.MEMGATE_PLAYGROUND !== "on" && env.MEMGATE_PLAYGROUND_GOLDEN !== undefined)
+    fail("MEMGATE_PLAYGROUND_GOLDEN", "only applies with MEMGATE_PLAYGROUND=on");
 });
 
 export type Env = z.output<typeof envSchema>;
