@@ -428,6 +428,8 @@ describe.each(TOKENIZERS)("the whole pipeline (%s)", (tokenizerName) => {
     // Relevant clipping kept matching sentences in a fair share of runs (budget.fill going beyond topK is rarer
     // here, with small deduplicated pools and tight budgets: budget.fill.test.ts covers it).
     expect(seen.matched).toBeGreaterThan(runs * 0.05);
-    expect(seen.redacted).toBeGreaterThan(runs * 0.2);
+    // About 29 % of runs redact something (18 runs of 80 or 150 each: 19–33 of 80); one CI run drew 12 of 80,
+    // so the floor sits far below the mean instead of near it: it still fails a generator that stops making PII.
+    expect(seen.redacted).toBeGreaterThan(runs * 0.1);
   });
 });
