@@ -9,7 +9,7 @@ import type { PolicyReport } from "../eval/run";
 import type { Candidate, MemoryEntry } from "../pipeline/types";
 import { type CompiledPolicy, checkPolicyText } from "../policy/compile";
 import type { BackendName } from "../policy/schema";
-import type { Principal } from "../tenants/types";
+import { ANY_POLICY, type Principal } from "../tenants/types";
 import type { Refusal } from "./outcome";
 import type { RetrievalPayload } from "./payload";
 import { type PolicyDeps, requireAdmin, resolvePolicy } from "./policy";
@@ -100,7 +100,8 @@ export interface ResolvedChoice {
 
 /**
  * The policies of a playground request, or why the caller may not run them (admin only; names allowed for the
- * tenant; a text must validate — its problems are `memgate policy validate`'s lines, naming the field).
+ * tenant; a text only for a tenant allowed every policy, and it must validate — its problems are
+ * `memgate policy validate`'s lines, naming the field).
  */
 export function resolveChoices(
   deps: PolicyDeps,
@@ -116,6 +117,14 @@ export function resolveChoices(
       return { kind: "refused", code: "VALIDATION_FAILED", detail: `${field}: give either name or text` };
     }
     if (choice.text !== undefined) {
+      // A text can be any policy: only for a tenant allowed every policy (tenants file `policies.allowed: ["*"]`).
+      if (!principal.tenant.policies.allowed.includes(ANY_POLICY)) {
+        return {
+          kind: "refused",
+          code: "FORBIDDEN",
+          detail: `${field}.text: a policy text is only allowed for a tenant allowed every policy (policies.allowed: ["${ANY_POLICY}"]); pick a policy by name`,
+        };
+      }
       const checked = checkPolicyText(choice.text, EDITOR_FILE);
       if (!checked.ok) {
         return {

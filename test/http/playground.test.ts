@@ -7,7 +7,7 @@ import { validateCommand } from "../../src/cli/policy";
 import { overallRows } from "../../src/eval/report";
 import type { Comparison } from "../../src/retrieval/playground";
 import type { Comparison as WireComparison } from "../../src/ui/wire";
-import { type Harness, KEYS, makeHarness } from "../helpers/harness";
+import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
 
 /** Compile-time: what the core answers is what the page reads (src/ui/wire.ts). */
@@ -244,6 +244,36 @@ describe("the policy playground's API (/v1/playground)", () => {
         .expect(404);
       expect(res.body.detail).toContain("MEMGATE_PLAYGROUND_GOLDEN");
     });
+  });
+
+  it("runs a policy text only for a tenant allowed every policy", async () => {
+    const limited = tenantsYaml().replace(
+      'policies: { allowed: ["*"], default: default }',
+      "policies: { allowed: [default], default: default }",
+    );
+    expect(limited).not.toContain('allowed: ["*"]');
+    h = await makeHarness({ tenants: limited, env: { MEMGATE_PLAYGROUND: "on" } });
+    h.zep.acme?.setUser("ana", memories);
+    const refused = await request(h.app)
+      .post("/v1/playground/compare")
+      .set(ops)
+      .send({ userId: "ana", query: "coffee", policies: [{ name: "default" }, { text: STRICT }] })
+      .expect(403);
+    expect(refused.body.code).toBe("FORBIDDEN");
+    expect(refused.body.detail).toMatch(/^policies\[1\]\.text: .*allowed every policy/);
+    expect(h.zep.acme?.searchCalls ?? 0).toBe(0);
+    // Names still go through policies.allowed: the allowed one runs, the other is refused.
+    await request(h.app)
+      .post("/v1/playground/compare")
+      .set(ops)
+      .send({ userId: "ana", query: "coffee", policies: [{ name: "default" }] })
+      .expect(200);
+    const name = await request(h.app)
+      .post("/v1/playground/compare")
+      .set(ops)
+      .send({ userId: "ana", query: "coffee", policies: [{ name: "strict-injection" }] })
+      .expect(403);
+    expect(name.body.detail).toMatch(/^policies\[0\]\.name: "strict-injection" is not allowed/);
   });
 
   it("measures policies on the golden set as `memgate eval` does", async () => {
