@@ -48,7 +48,6 @@ const ui = {
   status: byId("status", HTMLParagraphElement),
   form: byId("compare-form", HTMLFormElement),
   user: byId("user", HTMLInputElement),
-  users: byId("users", HTMLDataListElement),
   query: byId("query", HTMLInputElement),
   backend: byId("backend", HTMLSelectElement),
   policyA: byId("policy-a", HTMLSelectElement),
@@ -169,10 +168,9 @@ function applyInfo(next: PlaygroundInfo): void {
   options(ui.policyA, [...names, [EDITOR, "editor (the text below)"]], [next.defaultPolicy]);
   const other = next.policies.find((p) => p.name !== next.defaultPolicy)?.name ?? "";
   options(ui.policyB, [["", "— none —"], ...names, [EDITOR, "editor (the text below)"]], [other]);
-  ui.users.replaceChildren(...(next.golden?.users ?? []).map((u) => h("option", { attrs: { value: u } })));
   ui.evalSection.hidden = next.golden === null;
   if (next.golden !== null) {
-    ui.evalAbout.textContent = `${next.golden.questions} questions of ${next.golden.users.length} user(s) from ${next.golden.file}; candidates fetched from the selected backend.`;
+    ui.evalAbout.textContent = `${next.golden.questions} questions from the configured golden set; candidates fetched from the selected backend.`;
   }
   setStatus(
     `Tenant ${next.tenant}: ${next.policies.length} policies, backends ${next.backends.join(", ") || "none"}.`,

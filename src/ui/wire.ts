@@ -11,7 +11,8 @@ export interface PlaygroundInfo {
   policies: Array<{ name: string; version: number; hash: string }>;
   defaultPolicy: string;
   editorFile: string;
-  golden: { file: string; questions: number; users: string[] } | null;
+  /** Whether a golden set is configured and its size; never its file or users (any tenant's admin reads this). */
+  golden: { questions: number } | null;
 }
 
 export interface Validation {
@@ -93,7 +94,6 @@ export interface EvalAnswer {
   users: number;
   failed: number;
   backend: string;
-  file: string;
   table: { header: string[]; rows: string[][] };
 }
 

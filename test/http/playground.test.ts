@@ -293,12 +293,19 @@ describe("the policy playground's API (/v1/playground)", () => {
         localRecords: records,
         env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: golden, MEMGATE_BACKEND: "local" },
       });
+      // The info tells whether a golden set is configured and its size: not the server's file, not its users.
+      const info = await request(h.app).get("/v1/playground").expect(200);
+      expect(info.body.golden).toEqual({ questions: 24 });
+      expect(JSON.stringify(info.body)).not.toContain(dir);
+      const goldenUsers = questions.map((l) => (JSON.parse(l) as { userId: string }).userId);
+      for (const user of goldenUsers) expect(JSON.stringify(info.body)).not.toContain(`"${user}"`);
       const seed = readFileSync("eval/policies/seed-000.yaml", "utf8");
       const res = await request(h.app)
         .post("/v1/playground/eval")
         .send({ policies: [{ name: "default" }, { text: seed }] })
         .expect(200);
       expect(res.body).toMatchObject({ questions: 24, failed: 0, backend: "local" });
+      expect(JSON.stringify(res.body)).not.toContain(dir);
 
       const out: string[] = [];
       const code = await evalCommand(

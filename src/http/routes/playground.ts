@@ -32,7 +32,7 @@ import { describeZodError } from "../validation";
 export interface PlaygroundConfig {
   /** The built page: index.html, app.js, style.css (dist/ui). */
   uiDir: string;
-  /** MEMGATE_PLAYGROUND_GOLDEN, loaded at boot: the eval table's questions. */
+  /** MEMGATE_PLAYGROUND_GOLDEN, loaded at boot: the eval table's questions (its file and users stay here). */
   golden?: { file: string; questions: readonly GoldenQuestion[] };
 }
 
@@ -131,14 +131,8 @@ export function playgroundRoutes(deps: {
       policies,
       defaultPolicy: tenant.policies.default,
       editorFile: EDITOR_FILE,
-      golden:
-        golden === undefined
-          ? null
-          : {
-              file: golden.file,
-              questions: golden.questions.length,
-              users: [...new Set(golden.questions.map((q) => q.userId))],
-            },
+      // Whether there is one and its size only: its file is the server's, its users may be other tenants'.
+      golden: golden === undefined ? null : { questions: golden.questions.length },
     });
   });
 
@@ -198,7 +192,7 @@ export function playgroundRoutes(deps: {
       questions: golden.questions,
     });
     if (outcome.kind === "refused") throw refusalProblem(outcome);
-    res.json({ ...outcome.evaluation, file: golden.file, table: overallRows(outcome.evaluation.reports) });
+    res.json({ ...outcome.evaluation, table: overallRows(outcome.evaluation.reports) });
   });
 
   return router;
