@@ -1,5 +1,5 @@
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { BackendError, type BackendErrorKind } from "../../src/backends/types";
+import { type Backend, BackendError, type BackendErrorKind } from "../../src/backends/types";
 import { createZepBackend } from "../../src/backends/zep";
 import { parseRetryAfterMs } from "../../src/backends/zep/errors";
 import { type PolicyInput, policySchema } from "../../src/policy/schema";
@@ -17,7 +17,10 @@ beforeAll(async () => {
   upstream = await createZepFakeServer();
 });
 afterEach(() => upstream.clearRoutes());
-afterAll(() => upstream.close());
+afterAll(async () => {
+  await shared?.close?.();
+  await upstream.close();
+});
 
 runBackendContract({
   name: "zep",
@@ -31,7 +34,13 @@ runBackendContract({
   timeoutMs: TIMEOUT_MS,
 });
 
-const backend = () => createZepBackend({ apiKey: ZEP_FAKE_API_KEY, baseUrl: upstream.baseUrl });
+/** One instance for the tests below, as a tenant has in the gateway (its connection pool stays warm between tests). */
+let shared: Backend | undefined;
+const newBackend = () => createZepBackend({ apiKey: ZEP_FAKE_API_KEY, baseUrl: upstream.baseUrl });
+const backend = () => {
+  shared ??= newBackend();
+  return shared;
+};
 const policy = (zep: PolicyInput["zep"]) => policySchema.parse({ name: "t", version: 1, zep });
 const signal = () => AbortSignal.timeout(TIMEOUT_MS);
 const search = (zep: PolicyInput["zep"], limit = 10) =>
@@ -300,10 +309,11 @@ describe("zep adapter: errors", () => {
       "x-ratelimit-limit": "5",
       "x-ratelimit-remaining": "0",
     });
-    const be = await expectBackendError(search(rrf), "rate_limited");
+    // One scope: with two, the first 429 aborts its sibling, which may or may not have reached the fake yet.
+    const be = await expectBackendError(search({ scopes: ["edges"], reranker: "rrf" }), "rate_limited");
     expect(be.retryAfterMs).toBe(60_000);
     expect(be.retryable).toBe(false);
-    expect(zep.calls()).toBe(2);
+    expect(zep.calls()).toBe(1);
   });
 
   test("a 429 with only x-ratelimit-reset (epoch seconds) gives the time left", async () => {
@@ -391,6 +401,28 @@ describe("zep adapter: errors", () => {
     };
     await expectBackendError(backend().search(req), "unavailable");
     expect(zep.calls()).toBe(0);
+  });
+
+  test("close() ends the instance's own connection pool: later calls are unavailable and send nothing", async () => {
+    const zep = answerSearch({});
+    const b = newBackend();
+    const req = {
+      userId: USER,
+      query: QUERY,
+      limit: 5,
+      searchType: "hybrid" as const,
+      policy: policy({ scopes: ["edges"], reranker: "rrf" }),
+    };
+    await b.search({ ...req, signal: signal() });
+    expect(zep.calls()).toBe(1);
+    await b.close?.();
+    await expectBackendError(b.search({ ...req, signal: signal() }), "unavailable");
+    expect(zep.calls()).toBe(1);
+    // Another instance has its own pool: closing one does not close the others.
+    const other = newBackend();
+    await other.search({ ...req, signal: signal() });
+    expect(zep.calls()).toBe(2);
+    await other.close?.();
   });
 
   test("a failed call leaves no timer armed (the 30 s safety net does not hold the process open)", async () => {

@@ -14,6 +14,7 @@
  * whose signal never fires. The adapter never retries; the gateway decides.
  */
 import { type serialization, ZepClient } from "@getzep/zep-cloud";
+import { Agent } from "undici";
 import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
 import { BackendError } from "../types";
 import { toBackendError } from "./errors";
@@ -50,6 +51,10 @@ function assertConfig(cfg: ZepBackendConfig): void {
 export function createZepBackend(cfg: ZepBackendConfig): Backend {
   assertConfig(cfg);
   const client = new ZepClient({ apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, fetcher: zepFetcher });
+  // This instance's keep-alive pool for its searches (./native.ts), closed with the instance.
+  const dispatcher = new Agent();
+  const wire = { apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, dispatcher };
+  let closing: Promise<void> | undefined;
   const timeoutInSeconds = cfg.timeoutInSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const callOptions = (abortSignal: AbortSignal) => ({ maxRetries: 0, timeoutInSeconds, abortSignal });
 
@@ -72,7 +77,7 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
             reranker,
             ...(reranker === "mmr" ? { mmr_lambda: DEFAULT_MMR_LAMBDA } : {}),
           };
-          const results = await zepJson(cfg, "graph.search", {
+          const results = await zepJson(wire, "graph.search", {
             method: "POST",
             path: "/graph/search",
             body,
@@ -110,7 +115,7 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
 
     /** The drop-in door's own calls, in Zep's wire format (./native.ts). */
     searchNative(req: NativeSearchRequest) {
-      return zepNativeSearch(cfg, req.native, req);
+      return zepNativeSearch(wire, req.native, req);
     },
 
     async userExists(userId: string, opts: CallOptions) {
@@ -122,6 +127,12 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
         if (be.kind === "not_found") return false;
         throw be;
       }
+    },
+
+    /** Closes the keep-alive pool: calls in flight finish, idle sockets close (shutdown, `BackendRegistry.close`). */
+    async close(): Promise<void> {
+      closing ??= dispatcher.close();
+      await closing;
     },
 
     async ping(opts: CallOptions) {

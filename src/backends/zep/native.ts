@@ -27,7 +27,7 @@
 
 import { pipeline, type Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate, constants as zlibConstants } from "node:zlib";
-import { Agent, request } from "undici";
+import { type Dispatcher, getGlobalDispatcher, request } from "undici";
 import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
 import { BodyTooLargeError, readBoundedText } from "../body";
 import { isRecord } from "../json";
@@ -74,6 +74,11 @@ export function askedLimit(body: Record<string, unknown>): number | undefined {
 export interface ZepWire {
   apiKey: string;
   baseUrl: string;
+  /**
+   * The keep-alive pool to call through: the backend instance's own, closed with it (./index.ts). Without one
+   * (a door's pass-through write), undici's process-wide default pool.
+   */
+  dispatcher?: Dispatcher;
 }
 
 export interface ZepCallInit {
@@ -111,9 +116,6 @@ function decoderFor(encoding: string | null): Transform | undefined {
   }
 }
 
-/** The keep-alive connection pool of every Zep exchange (the same defaults as the global dispatcher fetch uses). */
-const agent = new Agent();
-
 /** A response's headers, read as fetch's `Headers` are (`get`, case-insensitive; repeated values joined). */
 export class AnswerHeaders {
   constructor(private readonly raw: Record<string, string | string[] | undefined>) {}
@@ -148,7 +150,7 @@ export async function zepExchange(
     // As fetch: an already aborted call is refused before any connection.
     signal.throwIfAborted();
     const res = await request(`${zep.baseUrl.replace(/\/+$/, "")}${init.path}`, {
-      dispatcher: agent,
+      dispatcher: zep.dispatcher ?? getGlobalDispatcher(),
       method: init.method,
       headers,
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
