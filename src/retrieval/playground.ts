@@ -77,6 +77,8 @@ export interface EvaluationRequest {
   backend?: BackendName | undefined;
   policies: readonly PolicyChoice[];
   questions: readonly GoldenQuestion[];
+  /** The caller's request closed (a closed tab): no more searches go out. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface Evaluation {

@@ -99,6 +99,10 @@ type Halt =
 
 const fallback = (code: FallbackCode, detail?: string): Halt => ({ kind: "fallback", code, detail });
 
+/** A backend cooling down (it answered 429 with Retry-After): its declared RATE_LIMITED fallback. */
+const coolingHalt = (turn: { backend: BackendName }, ms: number): Halt =>
+  fallback("RATE_LIMITED", `${turn.backend} asked to wait ${Math.ceil(ms / 1000)} s`);
+
 /** One request on its way through the steps. */
 interface Turn {
   req: RetrievalRequest;
@@ -266,9 +270,19 @@ export class RetrievalService {
     const cooling = await checks.cooldownMs;
     if (cooling > 0) {
       recordRateLimitRejection("backend");
-      return fallback("RATE_LIMITED", `${turn.backend} asked to wait ${Math.ceil(cooling / 1000)} s`);
+      return coolingHalt(turn, cooling);
     }
     return undefined;
+  }
+
+  /**
+   * The playground's step 3: no per-user limit is taken, but a backend that asked memgate to back off (429 with
+   * Retry-After) is not called while it cools down — the same cooldown `admit` reads, so a tried policy can neither
+   * ignore it nor keep calling a backend that real traffic is kept away from.
+   */
+  private async playgroundCooldown(turn: Turn): Promise<Halt | undefined> {
+    const cooling = await this.deps.cooldown.remaining(turn.cooldownKey);
+    return cooling > 0 ? coolingHalt(turn, cooling) : undefined;
   }
 
   /** Step 4, look up: a fresh cache entry answers (a hit). */
@@ -387,8 +401,8 @@ export class RetrievalService {
   /**
    * The policy playground (admin; src/http/routes/playground.ts): one search, then the SAME candidates through
    * each policy's pipeline with the explain trace — for each, what /v1/retrieve with `explain` would answer. Not
-   * cached, no per-user limit. A query the core would not search, or a failed search, is its declared fallback
-   * code, and each policy answers with its declared action.
+   * cached, no per-user limit; a backend cooling down is not called. A query the core would not search, a backend
+   * cooling down, or a failed search is its declared fallback code, and each policy answers with its declared action.
    */
   compare(req: ComparisonRequest): Promise<ComparisonOutcome> {
     return inSpan("memgate.playground.compare", async () => {
@@ -396,7 +410,10 @@ export class RetrievalService {
       if ("kind" in choices) return choices;
       const turn = this.playgroundTurn(req, choices);
       if (turn.kind === "refused") return turn;
-      const searched = this.eligibility(turn) ?? (await this.fetch(turn, req.signal));
+      const searched =
+        this.eligibility(turn) ??
+        (await this.playgroundCooldown(turn)) ??
+        (await this.fetch(turn, req.signal));
       const halt = "kind" in searched ? searched : undefined;
       const fetched = "kind" in searched ? [] : searched.candidates;
       const runs: ComparisonRun[] = [];
@@ -438,7 +455,9 @@ export class RetrievalService {
   /**
    * `memgate eval` in the playground (admin): every golden-set question's candidates fetched once by the core's
    * search from the tenant's backend, then each policy measured on them (src/eval/run.ts). A failed search counts
-   * as a question without candidates, as in `memgate eval`.
+   * as a question without candidates, as in `memgate eval`. While the backend cools down (a 429 with Retry-After,
+   * maybe from this very run) and once the caller has gone (`signal`), no more searches go out: the remaining
+   * questions count as failed with that code (RATE_LIMITED, ABORTED).
    */
   evaluate(req: EvaluationRequest): Promise<EvaluationOutcome> {
     return inSpan("memgate.playground.evaluate", async () => {
@@ -463,7 +482,11 @@ export class RetrievalService {
         };
         const turn = this.playgroundTurn({ ...req, userId: q.userId, query: q.query }, choices);
         if (turn.kind === "refused") return { ...base, results: [], error: turn.detail };
-        const searched = this.eligibility(turn) ?? (await this.fetch(turn, undefined));
+        if (req.signal?.aborted) return { ...base, results: [], error: "ABORTED" };
+        const searched =
+          this.eligibility(turn) ??
+          (await this.playgroundCooldown(turn)) ??
+          (await this.fetch(turn, req.signal));
         if (!("kind" in searched)) return { ...base, results: searched.candidates };
         return { ...base, results: [], error: searched.kind === "fallback" ? searched.code : searched.kind };
       });

@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import request from "supertest";
@@ -326,6 +328,97 @@ describe("the policy playground's API (/v1/playground)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe("with a backend that asks memgate to back off (429 with Retry-After)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "memgate-cooldown-"));
+    const golden = join(dir, "questions.jsonl");
+    writeFileSync(
+      golden,
+      Array.from({ length: 12 }, (_, i) =>
+        JSON.stringify({ id: `q${i}`, userId: "ana", query: `coffee ${i}`, expectedIds: ["f1"] }),
+      ).join("\n"),
+    );
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const calls = () => (h.zep.acme?.searchCalls ?? 0) + (h.zep.acme?.existsCalls ?? 0);
+
+    beforeEach(async () => {
+      h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: golden } });
+      h.zep.acme?.setUser("ana", memories);
+    });
+
+    it("compares without calling it while it cools down: each policy's declared RATE_LIMITED fallback", async () => {
+      h.zep.acme?.fail("rate_limited", { status: 429, retryAfterMs: 30_000 });
+      // Real traffic meets the 429: the backend is cooling down for this tenant.
+      await request(h.app)
+        .post("/v1/retrieve")
+        .set(ops)
+        .send({ userId: "ana", query: "what coffee?", sessionId: "s-1", useMemory: true })
+        .expect(200);
+      const before = calls();
+      expect(before).toBeGreaterThan(0);
+      if (h.zep.acme) h.zep.acme.script = { kind: "ok" }; // it would answer now; memgate still waits
+      const res = await request(h.app)
+        .post("/v1/playground/compare")
+        .set(ops)
+        .send({
+          userId: "ana",
+          query: "coffee",
+          policies: [{ name: "default" }, { name: "strict-injection" }],
+        })
+        .expect(200);
+      expect(calls()).toBe(before);
+      expect(res.body.fetched).toBe(0);
+      expect(res.body.fallback).toMatchObject({ code: "RATE_LIMITED" });
+      expect(res.body.fallback.message).toMatch(/zep asked to wait \d+ s/);
+      for (const run of res.body.runs) {
+        expect(run.payload.metadata.fallback).toMatchObject({ code: "RATE_LIMITED" });
+      }
+    });
+
+    it("stops the eval's searches once the backend cools down; the rest count as failed", async () => {
+      h.zep.acme?.fail("rate_limited", { status: 429, retryAfterMs: 30_000 });
+      const res = await request(h.app)
+        .post("/v1/playground/eval")
+        .set(ops)
+        .send({ policies: [{ name: "default" }] })
+        .expect(200);
+      expect(res.body).toMatchObject({ questions: 12, failed: 12 });
+      const first = calls();
+      expect(first).toBeLessThanOrEqual(4); // at most the first four, already in flight when the 429 came
+      if (h.zep.acme) h.zep.acme.script = { kind: "ok" };
+      const again = await request(h.app)
+        .post("/v1/playground/eval")
+        .set(ops)
+        .send({ policies: [{ name: "default" }] })
+        .expect(200);
+      expect(again.body).toMatchObject({ questions: 12, failed: 12 });
+      expect(calls()).toBe(first);
+    });
+
+    it("stops the eval's searches when the caller closes the request", async () => {
+      if (h.zep.acme) h.zep.acme.script = { kind: "delay", ms: 300 };
+      const server = createServer(h.app);
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const body = JSON.stringify({ policies: [{ name: "default" }] });
+        const req = httpRequest({
+          host: "127.0.0.1",
+          port: (server.address() as AddressInfo).port,
+          method: "POST",
+          path: "/v1/playground/eval",
+          headers: { ...ops, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        });
+        req.on("error", () => undefined);
+        req.end(body);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        req.destroy(); // the tab is closed while the first four searches wait
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        expect(h.zep.acme?.searchCalls).toBeLessThanOrEqual(4);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
   });
 
   it("refuses to start with a golden set that does not load, naming the variable", async () => {

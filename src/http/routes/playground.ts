@@ -185,14 +185,25 @@ export function playgroundRoutes(deps: {
     if (golden === undefined) {
       throw new HttpProblem("NOT_FOUND", "no golden set configured (set MEMGATE_PLAYGROUND_GOLDEN)");
     }
-    const outcome = await deps.retrieval.evaluate({
-      principal: principalOf(res),
-      backend: body.backend,
-      policies: body.policies,
-      questions: golden.questions,
-    });
-    if (outcome.kind === "refused") throw refusalProblem(outcome);
-    res.json({ ...outcome.evaluation, table: overallRows(outcome.evaluation.reports) });
+    // A closed tab stops the run: no more searches go out (as `compare` stops its one).
+    const controller = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) controller.abort();
+    };
+    res.on("close", onClose);
+    try {
+      const outcome = await deps.retrieval.evaluate({
+        principal: principalOf(res),
+        backend: body.backend,
+        policies: body.policies,
+        questions: golden.questions,
+        signal: controller.signal,
+      });
+      if (outcome.kind === "refused") throw refusalProblem(outcome);
+      res.json({ ...outcome.evaluation, table: overallRows(outcome.evaluation.reports) });
+    } finally {
+      res.off("close", onClose);
+    }
   });
 
   return router;
