@@ -1,6 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { z } from "zod";
 import { type Backend, BackendError } from "../backends/types";
+import { mapLimit } from "../concurrency";
 import { candidateSchema } from "../pipeline/candidate";
 import type { Candidate } from "../pipeline/types";
 import type { Policy } from "../policy/schema";
@@ -78,43 +79,36 @@ export async function fetchCandidates(
   questions: readonly GoldenQuestion[],
   opts: FetchOptions,
 ): Promise<RecordedCandidates[]> {
-  const out: RecordedCandidates[] = new Array(questions.length);
-  let next = 0;
   let done = 0;
-  const worker = async () => {
-    for (let i = next++; i < questions.length; i = next++) {
-      const q = questions[i] as GoldenQuestion;
-      const base = {
-        id: q.id,
+  return mapLimit(questions, opts.concurrency, async (q): Promise<RecordedCandidates> => {
+    const base = {
+      id: q.id,
+      userId: q.userId,
+      query: q.query,
+      backend: opts.backend.name,
+      searchType: opts.searchType,
+      limit: opts.limit,
+    };
+    let results: Candidate[] = [];
+    let error: string | undefined;
+    try {
+      results = await opts.backend.search({
         userId: q.userId,
         query: q.query,
-        backend: opts.backend.name,
-        searchType: opts.searchType,
         limit: opts.limit,
-      };
-      let results: Candidate[] = [];
-      let error: string | undefined;
-      try {
-        results = await opts.backend.search({
-          userId: q.userId,
-          query: q.query,
-          limit: opts.limit,
-          searchType: opts.searchType,
-          policy: opts.policy,
-          signal: AbortSignal.timeout(opts.timeoutMs),
-        });
-      } catch (err) {
-        error =
-          err instanceof BackendError
-            ? `${err.kind}: ${err.message}`
-            : `unexpected: ${err instanceof Error ? err.name : "error"}`;
-      }
-      out[i] = error === undefined ? { ...base, results } : { ...base, results, error };
-      opts.onProgress?.(++done, questions.length);
+        searchType: opts.searchType,
+        policy: opts.policy,
+        signal: AbortSignal.timeout(opts.timeoutMs),
+      });
+    } catch (err) {
+      error =
+        err instanceof BackendError
+          ? `${err.kind}: ${err.message}`
+          : `unexpected: ${err instanceof Error ? err.name : "error"}`;
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
-  return out;
+    opts.onProgress?.(++done, questions.length);
+    return error === undefined ? { ...base, results } : { ...base, results, error };
+  });
 }
 
 /** Writes recorded candidates as JSONL (see the top of this file). */

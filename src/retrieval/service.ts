@@ -18,6 +18,7 @@ import { type Backend, BackendError, type BackendErrorKind, type NativeAnswer } 
 import { payloadCacheKey } from "../cache/key";
 import { flightOptionsFor, type SingleFlight } from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
+import { mapLimit } from "../concurrency";
 import type { RecordedCandidates } from "../eval/candidates";
 import { evaluatePolicy } from "../eval/run";
 import type { BackendCooldown } from "../limits/cooldown";
@@ -471,7 +472,7 @@ export class RetrievalService {
       // The backend is the same for every question: a refusal (not the tenant's backend) is one answer.
       const probe = this.playgroundTurn({ ...req, userId: "", query: "" }, choices);
       if (probe.kind === "refused") return probe;
-      const lines = await mapConcurrently(req.questions, 4, async (q): Promise<RecordedCandidates> => {
+      const lines = await mapLimit(req.questions, 4, async (q): Promise<RecordedCandidates> => {
         const base = {
           id: q.id,
           userId: q.userId,
@@ -646,21 +647,6 @@ function renderable(
   };
   if (native.context !== undefined) out.context = shapeText(native.context, compiled);
   if (native.notes !== undefined) out.notes = native.notes;
-  return out;
-}
-
-/** `fn` over `items`, at most `concurrency` at a time, results in input order. */
-async function mapConcurrently<T, R>(
-  items: readonly T[],
-  concurrency: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, items.length)) }, worker));
   return out;
 }
 

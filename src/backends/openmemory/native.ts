@@ -14,6 +14,7 @@
  * Each match becomes a candidate as the adapter maps it (./map.ts), the extras apply (./extras.ts), and the
  * original match is kept as the candidate's source; the answer's other top-level fields are kept beside.
  */
+import { mapLimit } from "../../concurrency";
 import { isRecord } from "../json";
 import { BackendError, type NativeAnswer, type NativeSearch, type NativeSource } from "../types";
 import {
@@ -64,27 +65,6 @@ export function answerOf(
     echo,
     ...(notes.length > 0 ? { notes } : {}),
   };
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      const item = items[i];
-      if (item === undefined) continue;
-      try {
-        out[i] = await fn(item);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /** The adapter's one HTTP exchange: the parsed 2xx JSON, or a thrown BackendError. */
