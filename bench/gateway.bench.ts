@@ -23,12 +23,12 @@
  */
 import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { growthTable } from "./gateway/growth";
+import { diff, heapPerInFlight } from "./gateway/in-flight";
 import type { LoadResult, LoadSpec } from "./gateway/load";
-import { Gateway, type HeapSample } from "./gateway/memgate";
+import { Gateway } from "./gateway/memgate";
 import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
 import {
   addedTable,
@@ -123,10 +123,6 @@ function specFor(
   }
 }
 
-function diff(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
-  return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]));
-}
-
 async function runScenario(p: Parties, s: Scenario, mode: Mode): Promise<Run> {
   if (s.backendMs !== undefined) await p.backend.helper.ask({ op: "delay", ms: s.backendMs });
   const viaGateway = s.target === "miss" || s.target === "hit";
@@ -139,44 +135,6 @@ async function runScenario(p: Parties, s: Scenario, mode: Mode): Promise<Run> {
   const answers = viaGateway ? diff(await p.gateway.answers(), before) : new Map<string, number>();
   const cpu = { serverMs: (cpu1[0] ?? 0) - (cpu0[0] ?? 0), redisMs: (cpu1[1] ?? 0) - (cpu0[1] ?? 0) };
   return { result, answers, cpu };
-}
-
-/** One POST, resolved with the status (the heap phase's requests, sent from here: this process serves nothing). */
-function post(url: string, body: string, agent: Agent): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { method: "POST", agent, headers: { "content-type": "application/json" } },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", () => resolve(0));
-    req.end(body);
-  });
-}
-
-/** Live heap per in-flight request: N requests held at a slow backend, heap after GC, minus the idle heap. */
-async function heapPerInFlight(
-  p: Parties,
-): Promise<{ idle: HeapSample; busy: HeapSample; ok: number; perRequest: number }> {
-  const holdMs = QUICK ? 2500 : 4000;
-  await p.backend.helper.ask({ op: "delay", ms: holdMs });
-  const idle = await p.gateway.heap();
-  const agent = new Agent({ keepAlive: false, maxSockets: IN_FLIGHT * 2 });
-  const answers = Array.from({ length: IN_FLIGHT }, (_, i) =>
-    post(`${p.gateway.url}/v1/retrieve`, retrieveBody(`heap probe ${process.pid} ${i}`), agent),
-  );
-  const deadline = Date.now() + holdMs - 500;
-  while (((await p.backend.helper.ask({ op: "stats" })).pending ?? 0) < IN_FLIGHT && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const busy = await p.gateway.heap();
-  const ok = (await Promise.all(answers)).filter((s) => s === 200).length;
-  agent.destroy();
-  await p.backend.helper.ask({ op: "delay", ms: 0 });
-  return { idle, busy, ok, perRequest: (busy.heapUsed - idle.heapUsed) / IN_FLIGHT };
 }
 
 async function main(): Promise<void> {
@@ -235,7 +193,15 @@ async function main(): Promise<void> {
         }
       }
     }
-    if (ONLY === undefined || ONLY.includes("heap")) heap = await heapPerInFlight(p);
+    if (ONLY === undefined || ONLY.includes("heap"))
+      heap = await heapPerInFlight({
+        backend: p.backend.helper,
+        gateway: p.gateway,
+        inFlight: IN_FLIGHT,
+        holdMs: QUICK ? 2500 : 4000,
+        callsPerRequest: 1,
+        body: (i) => retrieveBody(`heap probe ${process.pid} ${i}`),
+      });
   } finally {
     const sunk = await sink.helper.ask({ op: "stats" });
     console.log(`OTLP sink received ${int(sunk.requests ?? 0)} exports, ${bytes(sunk.bytes)} of spans`);

@@ -27,9 +27,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { diff, heapPerInFlight } from "./gateway/in-flight";
 import type { LoadResult, LoadSpec } from "./gateway/load";
 import { Gateway } from "./gateway/memgate";
 import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
@@ -160,10 +160,6 @@ function pidOf(p: Parties, t: Target): number | undefined {
   return gatewayOf(p, t)?.child.pid;
 }
 
-function diff(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
-  return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]));
-}
-
 async function runOne(p: Parties, t: Target, mode: Mode): Promise<Run> {
   const gw = gatewayOf(p, t);
   const pid = pidOf(p, t);
@@ -199,44 +195,6 @@ function merge(target: Target, mode: Mode, runs: readonly Run[]): Measured {
     redisCpuUs: (runs.reduce((s, r) => s + r.redisCpuMs, 0) * 1000) / total,
     answers,
   };
-}
-
-/** One POST, resolved with the status (the heap phase's requests). */
-function post(url: string, body: string, agent: Agent): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { method: "POST", agent, headers: { "content-type": "application/json" } },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", () => resolve(0));
-    req.end(body);
-  });
-}
-
-/** Live heap per in-flight miss (Redis gateway): N misses held at a slow Zep, heap after GC minus idle. */
-async function heapPerInFlight(p: Parties) {
-  const holdMs = QUICK ? 2500 : 4000;
-  await p.zep.helper.ask({ op: "delay", ms: holdMs });
-  const idle = await p.withRedis.heap();
-  const agent = new Agent({ keepAlive: false, maxSockets: IN_FLIGHT * 2 });
-  const answers = Array.from({ length: IN_FLIGHT }, (_, i) =>
-    post(`${p.withRedis.url}/v1/retrieve`, retrieveBody(`heap probe ${process.pid} ${i}`), agent),
-  );
-  // Each miss holds two searches (one per scope) at the fake Zep.
-  const deadline = Date.now() + holdMs - 500;
-  while (((await p.zep.helper.ask({ op: "stats" })).pending ?? 0) < 2 * IN_FLIGHT && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const held = (await p.zep.helper.ask({ op: "stats" })).pending ?? 0;
-  const busy = await p.withRedis.heap();
-  const ok = (await Promise.all(answers)).filter((s) => s === 200).length;
-  agent.destroy();
-  await p.zep.helper.ask({ op: "delay", ms: 0 });
-  return { idle, busy, ok, held, perRequest: (busy.heapUsed - idle.heapUsed) / IN_FLIGHT };
 }
 
 /** Resident set size of a process now (/proc/<pid>/status VmRSS), bytes; NaN where there is no /proc. */
@@ -427,7 +385,16 @@ async function main(): Promise<void> {
         }
       }
     }
-    if (ONLY === undefined || ONLY.includes("heap")) heap = await heapPerInFlight(p);
+    if (ONLY === undefined || ONLY.includes("heap"))
+      // Redis gateway; each miss holds two searches (one per scope) at the fake Zep.
+      heap = await heapPerInFlight({
+        backend: p.zep.helper,
+        gateway: p.withRedis,
+        inFlight: IN_FLIGHT,
+        holdMs: QUICK ? 2500 : 4000,
+        callsPerRequest: 2,
+        body: (i) => retrieveBody(`heap probe ${process.pid} ${i}`),
+      });
     if (ONLY === undefined || ONLY.includes("soak")) soaked = await soak(p);
   } finally {
     const sunk = await sink.helper.ask({ op: "stats" });
