@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger";
 import type { PolicyRegistry } from "../policy/registry-types";
 import type { RetrievalService } from "../retrieval/service";
 import { accessLog } from "../telemetry/access-log";
+import { httpServerTelemetry } from "../telemetry/http-server";
 import { metricsRoute } from "../telemetry/prometheus";
 import type { TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
@@ -37,6 +38,7 @@ export function createApp(services: AppServices): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
+  app.use(httpServerTelemetry()); // the HTTP server span and http.server.request.duration (src/telemetry)
   app.use(securityHeaders()); // helmet: nosniff, no framing, strict CSP, … on every answer
   app.use(requestId());
   app.use(accessLog(services.logger));

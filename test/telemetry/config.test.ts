@@ -82,7 +82,7 @@ describe("Prometheus names", () => {
     expect(prometheusName("retrieval.fallbacks", "{retrieval}", "memgate")).toBe(
       "memgate_retrieval_fallbacks_total",
     );
-    expect(prometheusName("http.server.request.duration", "s", "@opentelemetry/instrumentation-http")).toBe(
+    expect(prometheusName("http.server.request.duration", "s", "memgate")).toBe(
       "http_server_request_duration_seconds",
     );
     expect(prometheusName("retrieval.latency_ms", "ms", "someone-else")).toBe(

@@ -2,14 +2,10 @@
  * OpenTelemetry for one test file, in memory: a tracer provider with an in-memory span exporter, a meter provider
  * with the production Prometheus reader plus an in-memory metric exporter, the AsyncLocalStorage context manager,
  * W3C tracecontext + baggage propagation, and the production instrumentations (src/telemetry/instrumentations.ts).
- *
- * Jest loads modules with its own loader, so require-in-the-middle never sees `http` being required; the http
- * instrumentation's patch is applied to the (shared, real) core module by hand and removed in `close()`. Undici's
+ * The HTTP server span is the app's own first middleware (src/telemetry/http-server.ts): nothing to patch. Undici's
  * instrumentation listens on diagnostics channels and needs nothing special.
  */
-import http from "node:http";
 import { context, metrics, propagation, trace } from "@opentelemetry/api";
-import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -50,9 +46,6 @@ export function installTelemetry(): TestTelemetry {
   metrics.setGlobalMeterProvider(meterProvider);
 
   const instrumentations = createInstrumentations().flat();
-  const httpInstrumentation = instrumentations.find((i) => i instanceof HttpInstrumentation);
-  const httpModule = httpInstrumentation?.getModuleDefinitions().find((d) => d.name === "http");
-  httpModule?.patch?.(http);
 
   return {
     spans: () => spanExporter.getFinishedSpans(),
@@ -66,7 +59,6 @@ export function installTelemetry(): TestTelemetry {
     },
     reset: () => spanExporter.reset(),
     async close() {
-      httpModule?.unpatch?.(http);
       for (const i of instrumentations) i.disable();
       releasePrometheusReader(prometheus);
       await tracerProvider.shutdown();

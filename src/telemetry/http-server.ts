@@ -1,0 +1,201 @@
+/**
+ * The HTTP server span and the `http.server.request.duration` metric of every request, made by memgate itself as
+ * the app's first middleware (src/http/app.ts), with the attributes and names of the HTTP semantic conventions:
+ *
+ *   span    `POST /v1/retrieve` (method and matched route; the method alone when nothing matched), kind SERVER,
+ *           child of the caller's W3C trace context (OTEL_PROPAGATORS); `http.request.method`, `url.scheme`,
+ *           `url.path` (a template, src/telemetry/redact.ts), `url.query` (parameter names only),
+ *           `server.address`/`server.port` (the Host header), `network.protocol.version`, `network.peer.*`,
+ *           `user_agent.original`, then `http.response.status_code` and `http.route`; status ERROR for a 5xx or a
+ *           failed response.
+ *   metric  `http.server.request.duration` (s; Prometheus `http_server_request_duration_seconds`) by
+ *           `http.request.method`, `url.scheme`, `network.protocol.version`, `http.response.status_code`,
+ *           `http.route` (only when a route matched: an unmatched path never becomes a label) and `error.type`
+ *           (5xx).
+ *
+ * Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) get neither, and what they call (a readiness ping)
+ * is not traced.
+ *
+ * Why not @opentelemetry/instrumentation-http, which did this before: it patches `http.Server#emit` and, per
+ * request, computes its attributes through generic helpers, wraps every call in `safeExecuteInTheMiddle`, and
+ * binds both the request and the response emitters to the context — 136 µs of CPU of a ~500 µs cache hit in
+ * `npm run bench -- zep` (issue 16). This does the same work directly, and binds no emitter. The outgoing side (backends, Redis) stays
+ * with the undici and ioredis instrumentations (./instrumentations.ts).
+ */
+import { errorMonitor } from "node:events";
+import { performance } from "node:perf_hooks";
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import { suppressTracing } from "@opentelemetry/core";
+import type { Request, RequestHandler, Response } from "express";
+import { safePath, safeQuery } from "./redact";
+import { TRACER_NAME } from "./tracing";
+
+/** Probes and scrapes: every few seconds, never interesting as traces. */
+export const UNTRACED_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/** The methods of the semantic conventions; any other is `_OTHER` (with `http.request.method_original`). */
+const KNOWN_METHODS = new Set([
+  "CONNECT",
+  "DELETE",
+  "GET",
+  "HEAD",
+  "OPTIONS",
+  "PATCH",
+  "POST",
+  "PUT",
+  "TRACE",
+]);
+
+/** The semantic conventions' advice for `http.server.request.duration`. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** A route template set by a handler Express did not route to by path (the drop-in proxies' mount path). */
+      httpRoute?: string;
+    }
+  }
+}
+
+/**
+ * The matched route template: the route's path (`/v1/retrieve`, `/memory/:id`; an array of paths joined by
+ * commas) under its router's mount path; or what a handler set in `res.locals.httpRoute`. None when nothing
+ * matched (a 404).
+ */
+export function routeOf(req: Request, res: Response): string | undefined {
+  if (res.locals.httpRoute !== undefined) return res.locals.httpRoute;
+  const path: unknown = req.route?.path;
+  if (typeof path === "string") return `${req.baseUrl}${path}`;
+  if (Array.isArray(path) && path.every((p) => typeof p === "string"))
+    return `${req.baseUrl}${path.join(",")}`;
+  return undefined;
+}
+
+let current: { provider: MeterProvider; duration: Histogram } | undefined;
+
+/** The histogram of the MeterProvider registered now (remade when it changes: tests swap providers). */
+function durationHistogram(): Histogram {
+  const provider = metrics.getMeterProvider();
+  if (current?.provider !== provider) {
+    const duration = provider.getMeter(TRACER_NAME).createHistogram("http.server.request.duration", {
+      description: "Duration of HTTP server requests.",
+      unit: "s",
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    current = { provider, duration };
+  }
+  return current.duration;
+}
+
+function splitHost(host: string | undefined): { address?: string; port?: number } {
+  if (host === undefined || host === "") return {};
+  // [::1]:8080, host:8080, host
+  const close = host.lastIndexOf("]");
+  const colon = host.lastIndexOf(":");
+  if (colon > close) {
+    const port = Number(host.slice(colon + 1));
+    return { address: host.slice(0, colon), ...(Number.isInteger(port) ? { port } : {}) };
+  }
+  return { address: host };
+}
+
+function requestAttributes(req: Request, method: string): Attributes {
+  const url = req.url;
+  const q = url.indexOf("?");
+  const attributes: Attributes = {
+    "http.request.method": method,
+    "url.scheme": "http",
+    "url.path": safePath(q === -1 ? url : url.slice(0, q)),
+    "network.protocol.version": req.httpVersion,
+    "network.peer.address": req.socket.remoteAddress,
+    "network.peer.port": req.socket.remotePort,
+  };
+  if (q !== -1) attributes["url.query"] = safeQuery(url.slice(q));
+  if (method !== req.method) attributes["http.request.method_original"] = req.method;
+  const { address, port } = splitHost(req.headers.host);
+  if (address !== undefined) attributes["server.address"] = address;
+  if (port !== undefined) attributes["server.port"] = port;
+  const agent = req.headers["user-agent"];
+  if (agent !== undefined) attributes["user_agent.original"] = agent;
+  return attributes;
+}
+
+/** Ends the span and records the duration, once, when the response closes (sent, failed or abandoned). */
+function finish(
+  span: Span,
+  req: Request,
+  res: Response,
+  method: string,
+  started: number,
+  error: Error | undefined,
+): void {
+  const status = res.statusCode;
+  const route = routeOf(req, res);
+  const metric: Attributes = {
+    "http.request.method": method,
+    "url.scheme": "http",
+    "network.protocol.version": req.httpVersion,
+    "http.response.status_code": status,
+  };
+  if (route !== undefined) {
+    metric["http.route"] = route;
+    span.updateName(`${method} ${route}`);
+    span.setAttribute("http.route", route);
+  }
+  span.setAttribute("http.response.status_code", status);
+  if (error !== undefined) {
+    span.recordException(error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    metric["error.type"] = error.name;
+  } else if (status >= 500) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    metric["error.type"] = String(status);
+  }
+  span.end();
+  durationHistogram().record((performance.now() - started) / 1000, metric);
+}
+
+/**
+ * The first middleware: continues the caller's trace in a SERVER span, runs the rest of the request in its
+ * context, and ends the span and records the duration when the response closes.
+ */
+export function httpServerTelemetry(): RequestHandler {
+  return function httpServerTelemetry(req, res, next) {
+    const q = req.url.indexOf("?");
+    if (UNTRACED_PATHS.has(q === -1 ? req.url : req.url.slice(0, q))) {
+      context.with(suppressTracing(context.active()), next);
+      return;
+    }
+    const started = performance.now();
+    const method = KNOWN_METHODS.has(req.method) ? req.method : "_OTHER";
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const span = trace
+      .getTracer(TRACER_NAME)
+      .startSpan(method, { kind: SpanKind.SERVER, attributes: requestAttributes(req, method) }, parent);
+    const ctx: Context = trace.setSpan(parent, span);
+    let failed: Error | undefined;
+    res.once(errorMonitor, (err: Error) => {
+      failed = err;
+    });
+    res.once("close", () => finish(span, req, res, method, started, failed));
+    // The rest of the chain runs in the span's context; the request and response emitters are not bound to it
+    // (binding both, as the http instrumentation did, cost ~8 % of a hit). The JSON body parser hands the body on in
+    // the context it was asked in (raw-body binds its callback to it), also when the body comes after the headers
+    // (test/telemetry/http-server.test.ts).
+    context.with(ctx, next);
+  };
+}
