@@ -19,8 +19,11 @@
  * misses and hits, its RSS read every second. Prints goal lines; exits 0 whatever the figures.
  *
  *   npx tsx bench/zep.bench.ts [--quick] [--no-build] [--rate=500] [--profile] [--seconds=N]
- *                              [--only=direct,miss-redis,miss-local,hit-redis,hit-local,floor,heap,soak]
+ *                              [--only=direct,miss-redis,miss-local,hit-redis,hit-local,floor,floor-answer,heap,soak]
  *                              [--modes=seq,rate,max] [--soak-seconds=N] [--env=NAME=value,…]
+ *
+ * (d′) `floor-answer` is the floor's app sending the bytes of a memgate cache hit (fetched after the warm-up): what
+ * sending that answer costs any Express gateway, not a goal.
  *
  * `--profile` runs both gateways under `node --cpu-prof` and prints their top self-time functions and packages
  * (`npx tsx bench/lib/cpuprofile.ts <file>` reads one again). `--env` adds environment to both gateways.
@@ -55,9 +58,9 @@ const SOAK_WARMUP_S = QUICK ? 2 : 5;
 const RSS_BOUND = 16 * 1024 * 1024;
 const USER = "bench-user";
 
-type Target = "direct" | "miss-redis" | "miss-local" | "hit-redis" | "hit-local" | "floor";
+type Target = "direct" | "miss-redis" | "miss-local" | "hit-redis" | "hit-local" | "floor" | "floor-answer";
 const TARGETS: readonly Target[] = (
-  ["direct", "miss-redis", "miss-local", "hit-redis", "hit-local", "floor"] as const
+  ["direct", "miss-redis", "miss-local", "hit-redis", "hit-local", "floor", "floor-answer"] as const
 ).filter((t) => ONLY === undefined || ONLY.includes(t));
 const LABELS: Record<Target, string> = {
   direct: "(a) fake Zep, direct (2 scopes at once)",
@@ -66,6 +69,7 @@ const LABELS: Record<Target, string> = {
   "hit-redis": "(c) memgate hit, Redis + tracing",
   "hit-local": "(c) memgate hit, in-process",
   floor: "(d) bare Express (floor)",
+  "floor-answer": "(d′) bare Express, sending a hit's answer",
 };
 
 type Server = Helper<ServerRequest, ServerReply>;
@@ -145,18 +149,34 @@ function specFor(p: Parties, t: Target, mode: Mode, warmupS = WARMUP_S, seconds 
         unique: false,
       };
     case "floor":
+    case "floor-answer":
       return {
         ...common,
-        url: `${p.floor.url}/floor`,
+        url: `${p.floor.url}/${t}`,
         body: retrieveBody("what do I order?"),
         unique: false,
       };
   }
 }
 
+/** The body of a cache hit on the in-process gateway (the hit scenario's query, its entry made by the warm-up). */
+async function hitAnswer(p: Parties): Promise<string> {
+  const res = await fetch(`${p.inProcess.url}/v1/retrieve`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: retrieveBody("what do I order?"),
+  });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes('"cache":"hit"'))
+    throw new Error(
+      `expected a cache hit from the in-process gateway, got ${res.status}: ${text.slice(0, 200)}`,
+    );
+  return text;
+}
+
 function pidOf(p: Parties, t: Target): number | undefined {
   if (t === "direct") return p.zep.helper.child.pid;
-  if (t === "floor") return p.floor.helper.child.pid;
+  if (t === "floor" || t === "floor-answer") return p.floor.helper.child.pid;
   return gatewayOf(p, t)?.child.pid;
 }
 
@@ -314,6 +334,12 @@ function goalLines(all: readonly Measured[]): string[] {
         `(≥ ${pct(goal)}: ${verdict(share >= goal, `${((goal - share) * 100).toFixed(0)} points`)}); ` +
         `CPU ${int(h.cpuUs)} µs per hit against ${int(floor.cpuUs)} µs per floor answer`,
     );
+    const same = find("max", "floor-answer");
+    if (same)
+      lines.push(
+        `  (not a goal: against bare Express sending the same answer, ${int(same.rps)} req/s at ` +
+          `${int(same.cpuUs)} µs, the hit is ${pct(h.rps / same.rps)})`,
+      );
   }
   return lines;
 }
@@ -370,6 +396,7 @@ async function main(): Promise<void> {
   };
 
   const runs = new Map<string, Run[]>();
+  let answerBytes = "";
   let heap: Awaited<ReturnType<typeof heapPerInFlight>> | undefined;
   let soaked: Awaited<ReturnType<typeof soak>> | undefined;
   try {
@@ -377,6 +404,10 @@ async function main(): Promise<void> {
     for (const t of ["miss-redis", "miss-local", "hit-redis", "hit-local", "direct", "floor"] as const) {
       await p.load.ask(specFor(p, t, "max", 0, QUICK ? 1 : 2));
     }
+    // (d′) sends the bytes of the in-process gateway's cache hit, as the hit scenario receives them.
+    answerBytes = await hitAnswer(p);
+    await p.floor.helper.ask({ op: "answer", body: answerBytes });
+    await p.load.ask(specFor(p, "floor-answer", "max", 0, QUICK ? 1 : 2));
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of MODES) {
         for (const t of TARGETS) {

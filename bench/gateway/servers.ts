@@ -10,7 +10,9 @@
  *            Zep sends (snake_case) —, the size the default policy asks each scope for; `GET /users/{id}` a user,
  *            `GET /projects/info` a project.
  *   floor    a bare Express 5 app with one route, `POST /floor`, that answers `{"ok":true}` and does nothing else:
- *            the floor under any Express gateway on this machine.
+ *            the floor under any Express gateway on this machine. A second route, `POST /floor-answer`, answers
+ *            the JSON bytes set over IPC (`answer`: bench/zep.bench.ts gives it a memgate cache hit's answer), so
+ *            the cost of sending a gateway's answer itself can be told from the gateway's work.
  *   sink     an OTLP/HTTP receiver that reads and discards every export (200, empty protobuf answer), so the
  *            gateway's span export does its real work (batching, protobuf, HTTP) without a collector.
  */
@@ -20,7 +22,7 @@ import express from "express";
 import { makeCandidates } from "../lib/corpus";
 
 export type ServerRole = "backend" | "zep" | "floor" | "sink";
-export type ServerRequest = { op: "delay"; ms: number } | { op: "stats" };
+export type ServerRequest = { op: "delay"; ms: number } | { op: "stats" } | { op: "answer"; body: string };
 export interface ServerReply {
   port?: number;
   /** Requests being answered now (backend: waiting out the delay). */
@@ -156,11 +158,15 @@ function otlpSink(stats: { requests: number; bytes: number }) {
 
 async function main(role: ServerRole): Promise<void> {
   const stats = { pending: 0, requests: 0, bytes: 0, delayMs: 0 };
+  let answer = Buffer.from("{}");
   let listen: (port: number, host: string, cb: () => void) => { address(): AddressInfo | string | null };
   if (role === "floor") {
     const app = express();
     app.post("/floor", (_req, res) => {
       res.json({ ok: true });
+    });
+    app.post("/floor-answer", (_req, res) => {
+      res.type("application/json").send(answer);
     });
     listen = (port, host, cb) => app.listen(port, host, cb);
   } else {
@@ -176,6 +182,7 @@ async function main(role: ServerRole): Promise<void> {
   const address = server.address();
   process.on("message", (m: ServerRequest) => {
     if (m.op === "delay") stats.delayMs = m.ms;
+    if (m.op === "answer") answer = Buffer.from(m.body);
     process.send?.({
       pending: stats.pending,
       requests: stats.requests,
