@@ -1,5 +1,39 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RequestHandler } from "express";
-import helmet from "helmet";
+import helmet, { type HelmetOptions } from "helmet";
+
+type Helmet = ReturnType<typeof helmet>;
+
+/**
+ * What a helmet middleware does to a response, learnt once by running it on a recording response: the headers it
+ * sets and removes. Its options here have no per-request part (no nonce, no function directive), so every answer
+ * gets the same list; applying the list is one short loop instead of helmet's chain of a dozen middlewares
+ * (≈ 2 % of a cache hit's CPU).
+ */
+function recorded(middleware: Helmet): RequestHandler {
+  const set: [string, string | number | readonly string[]][] = [];
+  const removed: string[] = [];
+  const recorder = {
+    setHeader(name: string, value: string | number | readonly string[]) {
+      set.push([name, value]);
+      return recorder;
+    },
+    removeHeader(name: string) {
+      removed.push(name);
+    },
+  };
+  let synchronous = false;
+  middleware({} as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => {
+    if (err !== undefined) throw err;
+    synchronous = true;
+  });
+  if (!synchronous) throw new Error("helmet did not finish synchronously: its headers cannot be recorded");
+  return function securityHeaders(_req, res, next) {
+    for (const name of removed) res.removeHeader(name);
+    for (const [name, value] of set) res.setHeader(name, value);
+    next();
+  };
+}
 
 /**
  * Secure response headers (helmet) on every answer, errors included. memgate serves JSON only, so the content
@@ -8,14 +42,16 @@ import helmet from "helmet";
  * `Cross-Origin-Resource-Policy: same-origin`, `Strict-Transport-Security` (honoured by browsers only over TLS,
  * i.e. behind a TLS-terminating proxy), `X-Frame-Options: DENY`, …
  */
+export const API_HELMET: HelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+  },
+  frameguard: { action: "deny" },
+};
+
 export function securityHeaders(): RequestHandler {
-  return helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-    },
-    frameguard: { action: "deny" },
-  });
+  return recorded(helmet(API_HELMET));
 }
 
 /**
@@ -23,21 +59,23 @@ export function securityHeaders(): RequestHandler {
  * of the same origin — nothing else: no inline script or style, no eval, no other origin (it works offline), no
  * plugins, no forms posted anywhere, never framed. Mounted on /ui only; every other route keeps the policy above.
  */
-export function uiSecurityHeaders(): RequestHandler {
-  return helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        baseUri: ["'none'"],
-        formAction: ["'none'"],
-        frameAncestors: ["'none'"],
-      },
+export const UI_HELMET: HelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      baseUri: ["'none'"],
+      formAction: ["'none'"],
+      frameAncestors: ["'none'"],
     },
-    frameguard: { action: "deny" },
-  });
+  },
+  frameguard: { action: "deny" },
+};
+
+export function uiSecurityHeaders(): RequestHandler {
+  return recorded(helmet(UI_HELMET));
 }
