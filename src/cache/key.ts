@@ -18,10 +18,11 @@ export function normalizeQuery(query: string): string {
 }
 
 /**
- * `v2:payload:<tenant>:{<user tag>}:<sha256 of the parts>` (the Redis cache prepends MEMGATE_REDIS_PREFIX, default
+ * `v3:payload:<tenant>:{<user tag>}:<sha256 of the parts>` (the Redis cache prepends MEMGATE_REDIS_PREFIX, default
  * `memgate:`). The user id and query are hashed, never stored in clear in a key; the tenant stays readable so an
  * operator can scan or flush one tenant. `{<user tag>}` is the Redis Cluster hash tag of the tenant's user
- * (src/redis/keys.ts): the entry shares a slot with the user's rate counter and the entry's flight lock.
+ * (src/redis/keys.ts): the entry shares a slot with the user's rate counter and the entry's flight lock. `v3`: the
+ * value's format (src/cache/redis.ts); entries of an older format, under `v2`, are never read.
  */
 export function payloadCacheKey(p: CacheKeyParts): string {
   const digest = createHash("sha256")
@@ -33,5 +34,5 @@ export function payloadCacheKey(p: CacheKeyParts): string {
       ),
     )
     .digest("hex");
-  return `v2:payload:${p.tenantId}:${slotTag(userScope(p.tenantId, p.userId))}:${digest}`;
+  return `v3:payload:${p.tenantId}:${slotTag(userScope(p.tenantId, p.userId))}:${digest}`;
 }

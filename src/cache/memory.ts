@@ -1,10 +1,13 @@
 import { LRUCache } from "lru-cache";
+import { PayloadText } from "../retrieval/payload-text";
 import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
 interface Entry {
   payload: CachedPayload;
   storedAt: number;
   freshUntil: number;
+  /** The payload's JSON text, made on the first read that asks for it (a hit on /v1/retrieve), then kept. */
+  text?: PayloadText;
 }
 
 /** A bounded in-process LRU (used when no Redis is configured). */
@@ -22,7 +25,15 @@ export class MemoryPayloadCache implements PayloadCache {
   async get(key: string): Promise<CacheLookup | undefined> {
     const entry = this.lru.get(key);
     if (entry === undefined) return undefined;
-    return { payload: entry.payload, fresh: this.now() < entry.freshUntil, storedAt: entry.storedAt };
+    return {
+      payload: entry.payload,
+      fresh: this.now() < entry.freshUntil,
+      storedAt: entry.storedAt,
+      get text(): PayloadText {
+        entry.text ??= PayloadText.of(entry.payload);
+        return entry.text;
+      },
+    };
   }
 
   async set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void> {

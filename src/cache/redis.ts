@@ -1,18 +1,29 @@
 import type { RedisConnection } from "../redis/connection";
+import { PayloadText } from "../retrieval/payload-text";
 import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
-/** The stored value: the shaped payload and when it stops being fresh (epoch ms). */
+/**
+ * The stored value (docs/redis.md#key-space): one header line, then the payload's JSON text —
+ *
+ *     P3 <storedAt> <freshUntil> <metadata start> <metadata end> <text length>\n<JSON.stringify(payload)>
+ *
+ * times in epoch ms, the metadata object's span and the length in the text's UTF-16 code units (as JavaScript
+ * counts them). A hit reads the header and parses only the metadata span; the text is what /v1/retrieve answers,
+ * with the hit's metadata put in that span (src/retrieval/payload-text.ts). The payload is stored once.
+ */
+const TAG = "P3";
+
 interface StoredEntry {
-  payload: CachedPayload;
+  text: PayloadText;
   storedAt: number;
   freshUntil: number;
 }
 
 /**
- * The payload cache in Redis, shared by every replica (docs/configuration.md#several-replicas-redis). Values are JSON
- * `{payload, storedAt, freshUntil}` written with `SET … PX (ttl + stale)`: Redis drops an entry once it is too old
- * even to be served stale. Never throws: a Redis error, a disconnected client or an unreadable value is a miss
- * (reads) or a no-op (writes), logged at most once per interval.
+ * The payload cache in Redis, shared by every replica (docs/configuration.md#several-replicas-redis). Values are the
+ * header line and the payload's JSON (above) written with `SET … PX (ttl + stale)`: Redis drops an entry once it is
+ * too old even to be served stale. Never throws: a Redis error, a disconnected client or an unreadable value is a
+ * miss (reads) or a no-op (writes), logged at most once per interval.
  */
 export class RedisPayloadCache implements PayloadCache {
   readonly kind = "redis";
@@ -43,7 +54,10 @@ export class RedisPayloadCache implements PayloadCache {
     return this.lookup(raw);
   }
 
-  /** A stored value (or null: none) as a lookup; an unreadable value is a miss, reported. */
+  /**
+   * A stored value (or null: none) as a lookup; an unreadable value is a miss, reported. Only the header and the
+   * metadata are parsed here; `payload` parses the rest when first read.
+   */
   lookup(raw: string | null): CacheLookup | undefined {
     if (raw === null) return undefined;
     const entry = parseEntry(raw);
@@ -51,37 +65,66 @@ export class RedisPayloadCache implements PayloadCache {
       this.redis.failed("cache entry unreadable", new Error("not a cached payload; treated as a miss"));
       return undefined;
     }
-    return { payload: entry.payload, fresh: this.now() < entry.freshUntil, storedAt: entry.storedAt };
+    const { text } = entry;
+    return {
+      get payload(): CachedPayload {
+        return text.payload();
+      },
+      text,
+      fresh: this.now() < entry.freshUntil,
+      storedAt: entry.storedAt,
+    };
   }
 
   async set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void> {
     const keepMs = Math.round((ttlSeconds + staleSeconds) * 1000);
     if (keepMs <= 0 || !this.redis.ready()) return;
     const storedAt = this.now();
-    const entry: StoredEntry = { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 };
+    let value: string;
     try {
-      await this.redis.client.set(this.redisKey(key), JSON.stringify(entry), "PX", keepMs);
+      value = serializeEntry(PayloadText.of(payload), storedAt, storedAt + ttlSeconds * 1000);
+    } catch (err) {
+      this.redis.failed("cache set", err);
+      return;
+    }
+    try {
+      await this.redis.client.set(this.redisKey(key), value, "PX", keepMs);
     } catch (err) {
       this.redis.failed("cache set", err);
     }
   }
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+/** The stored value of a payload's text (the format above). */
+export function serializeEntry(text: PayloadText, storedAt: number, freshUntil: number): string {
+  const { metadataStart, metadataEnd } = text;
+  return `${TAG} ${storedAt} ${freshUntil} ${metadataStart} ${metadataEnd} ${text.text.length}\n${text.text}`;
+}
 
-/** The entry, or undefined when the value is not one (bad JSON, another writer's data, an old format). */
+/**
+ * The entry, or undefined when the value is not one (not this format: another writer's data, a truncated value;
+ * a metadata span that is not a payload's metadata). The payload past its metadata is not parsed here.
+ */
 export function parseEntry(raw: string): StoredEntry | undefined {
-  let value: unknown;
+  const eol = raw.indexOf("\n");
+  if (eol < 0 || eol > 128) return undefined;
+  const fields = raw.slice(0, eol).split(" ");
+  if (fields.length !== 6 || fields[0] !== TAG) return undefined;
+  const [storedAt, freshUntil, start, end, length] = fields.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (!Number.isFinite(storedAt) || !Number.isFinite(freshUntil)) return undefined;
+  if (length !== raw.length - eol - 1) return undefined;
+  const text = PayloadText.stored(raw.slice(eol + 1), start, end);
+  if (text === undefined) return undefined;
   try {
-    value = JSON.parse(raw);
+    text.metadata();
   } catch {
     return undefined;
   }
-  if (!isRecord(value)) return undefined;
-  const { payload, storedAt, freshUntil } = value;
-  if (typeof storedAt !== "number" || typeof freshUntil !== "number") return undefined;
-  if (!isRecord(payload) || !Array.isArray(payload.memories) || !isRecord(payload.metadata)) return undefined;
-  if (typeof payload.systemPrompt !== "string") return undefined;
-  return { payload: payload as unknown as CachedPayload, storedAt, freshUntil };
+  return { text, storedAt, freshUntil };
 }

@@ -1,10 +1,17 @@
 import type { RetrievalPayload } from "../retrieval/payload";
+import type { PayloadText } from "../retrieval/payload-text";
 
 /** A shaped, post-redaction payload as cached (never raw backend content; never an explain trace). */
 export type CachedPayload = Omit<RetrievalPayload, "trace">;
 
 export interface CacheLookup {
-  payload: CachedPayload;
+  /** The payload (Redis: parsed from the stored text when first read). */
+  readonly payload: CachedPayload;
+  /**
+   * The payload's JSON text: as stored (Redis), or made from the payload on first read and kept with the entry
+   * (in process). What a hit on /v1/retrieve answers from, without serializing or parsing the payload.
+   */
+  readonly text?: PayloadText;
   /** Younger than the policy's ttlSeconds. Older entries are stale: served only by the `cache` fallback. */
   fresh: boolean;
   storedAt: number;

@@ -14,3 +14,13 @@ export function sendUpstream(res: Response, answer: UpstreamResponse): void {
   if (answer.contentType !== null) res.setHeader("content-type", answer.contentType);
   res.send(Buffer.from(answer.body, "utf8"));
 }
+
+/**
+ * JSON text already made (a cache hit's answer, `outcome.json`), sent as `res.json` sends its own serialization:
+ * the same `content-type: application/json; charset=utf-8` (`res.send` adds the charset), `content-length` and
+ * body.
+ */
+export function sendJsonText(res: Response, json: string): void {
+  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
+  res.send(json);
+}

@@ -46,8 +46,12 @@ export interface Refusal {
 }
 
 export type RetrievalOutcome =
-  /** Shaped memories: from the backend (miss) or the cache (hit). */
-  | { kind: "payload"; payload: RetrievalPayload }
+  /**
+   * Shaped memories: from the backend (miss) or the cache (hit). `json`, when present, is `JSON.stringify(payload)`
+   * exactly, made without serializing the payload (a hit answers from its entry's JSON text): a door that sends
+   * the payload as it is sends that.
+   */
+  | { kind: "payload"; payload: RetrievalPayload; json?: string }
   /** The policy's declared fallback; `payload.metadata.fallback` says what and why (cache: a stale payload). */
   | { kind: "fallback"; code: FallbackCode; action: FallbackAction; payload: RetrievalPayload }
   | Refusal

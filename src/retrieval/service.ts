@@ -39,6 +39,7 @@ import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
 import type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
 import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
+import type { PayloadText } from "./payload-text";
 import {
   type ComparisonOutcome,
   type ComparisonRequest,
@@ -94,7 +95,8 @@ export function codeForKind(kind: BackendErrorKind, backend: BackendName): Fallb
 /** What ends a request before (or instead of) a shaped payload. */
 type Halt =
   | { kind: "fallback"; code: FallbackCode; detail?: string | undefined }
-  | { kind: "payload"; payload: RetrievalPayload }
+  /** `text`: a cache hit's JSON text, from which the answer and its JSON are made (./payload-text.ts). */
+  | { kind: "payload"; payload: RetrievalPayload; text?: PayloadText }
   | Refusal
   | Extract<RetrievalOutcome, { kind: "rejected" }>;
 
@@ -286,12 +288,20 @@ export class RetrievalService {
     return cooling > 0 ? coolingHalt(turn, cooling) : undefined;
   }
 
-  /** Step 4, look up: a fresh cache entry answers (a hit). */
+  /**
+   * Step 4, look up: a fresh cache entry answers (a hit). A plain retrieval's hit answers from the entry's JSON
+   * text (only its metadata is read, and serialized again: ./payload-text.ts); a door's from its payload.
+   */
   private async lookUp(turn: Turn): Promise<Halt | undefined> {
     const { cached } = turn;
     if (cached === undefined) return undefined;
     const hit = await traceCacheLookup(() => cached);
     if (!hit?.fresh) return undefined;
+    const text = turn.req.native === undefined ? hit.text : undefined;
+    if (text !== undefined) {
+      const metadata: RetrievalPayload["metadata"] = { ...text.metadata(), cache: "hit" };
+      return { kind: "payload", payload: text.answer(metadata), text };
+    }
     return {
       kind: "payload",
       payload: { ...hit.payload, metadata: { ...hit.payload.metadata, cache: "hit" } },
@@ -604,8 +614,10 @@ export class RetrievalService {
   private async respond(turn: Turn, halt: Halt): Promise<RetrievalOutcome> {
     const queryTime = round(performance.now() - turn.started);
     if (halt.kind === "payload") {
-      const { payload } = halt;
-      return { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, queryTime } } };
+      const { payload, text } = halt;
+      const metadata = { ...payload.metadata, queryTime };
+      if (text === undefined) return { kind: "payload", payload: { ...payload, metadata } };
+      return { kind: "payload", payload: text.answer(metadata), json: text.json(metadata) };
     }
     if (halt.kind !== "fallback") return halt;
     const payload = await answerWithFallback(halt.code, halt.detail, {

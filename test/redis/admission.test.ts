@@ -4,12 +4,13 @@
  * the same degradation when the script cannot run, and — through the gateway — the commands a hit and a miss send.
  */
 import type Redis from "ioredis";
-import { RedisPayloadCache } from "../../src/cache/redis";
+import { RedisPayloadCache, serializeEntry } from "../../src/cache/redis";
 import { RedisBackendCooldown } from "../../src/limits/cooldown-redis";
 import { RedisRateLimiter } from "../../src/limits/redis";
 import { silentLogger } from "../../src/logging/logger";
 import { RedisConnection } from "../../src/redis/connection";
 import { RedisAdmission } from "../../src/retrieval/admission-redis";
+import { PayloadText } from "../../src/retrieval/payload-text";
 import { body, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
 import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
 
@@ -23,11 +24,11 @@ function replica(conn: RedisConnection) {
   return { limiter, cooldown, cache, admission: new RedisAdmission(conn, { limiter, cooldown, cache }) };
 }
 
-const STORED = JSON.stringify({
-  payload: { memories: [], metadata: { cache: "miss" }, systemPrompt: "" },
-  storedAt: Date.now(),
-  freshUntil: Date.now() + 60_000,
-});
+const STORED = serializeEntry(
+  PayloadText.of({ memories: [], metadata: { cache: "miss" }, systemPrompt: "" } as never),
+  Date.now(),
+  Date.now() + 60_000,
+);
 
 describe("RedisAdmission (real Redis)", () => {
   let admin: Redis;

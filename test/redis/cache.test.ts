@@ -70,7 +70,8 @@ describe("RedisPayloadCache (real Redis)", () => {
     expect(pttl).toBeGreaterThan(3_650_000);
     expect(pttl).toBeLessThanOrEqual(3_660_000);
     const fresh = await cache.get("v1:payload:acme:a");
-    expect(fresh).toEqual({ payload: payload("a"), fresh: true, storedAt: 1_000_000 });
+    expect(fresh).toMatchObject({ fresh: true, storedAt: 1_000_000 });
+    expect(fresh?.payload).toEqual(payload("a"));
     clock += 60_000;
     expect(await cache.get("v1:payload:acme:a")).toMatchObject({ fresh: false, storedAt: 1_000_000 });
     clock = 1_000_000;
@@ -88,11 +89,50 @@ describe("RedisPayloadCache (real Redis)", () => {
     expect(await admin.exists(`${PREFIX}v1:payload:acme:none`)).toBe(0);
   });
 
+  test("the value is a header line and the payload's JSON text, stored once; only the metadata is parsed on a read", async () => {
+    await cache.set("v1:payload:acme:text", payload("t"), 60, 60);
+    const raw = await admin.get(`${PREFIX}v1:payload:acme:text`);
+    const text = JSON.stringify(payload("t"));
+    const metadata = JSON.stringify(payload("t").metadata);
+    const start = text.indexOf(metadata);
+    expect(raw).toBe(`P3 1000000 1060000 ${start} ${start + metadata.length} ${text.length}\n${text}`);
+    const parse = jest.spyOn(JSON, "parse");
+    try {
+      const hit = await cache.get("v1:payload:acme:text");
+      expect(hit?.text?.text).toBe(text);
+      expect(parse.mock.calls.map(([arg]) => arg)).toEqual([metadata]);
+      expect(hit?.payload).toEqual(payload("t"));
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  const stored = (text: string, start: number, end: number, length = text.length) =>
+    `P3 1000000 9000000000000 ${start} ${end} ${length}\n${text}`;
+  const good = JSON.stringify(payload("x"));
+  const at = good.indexOf('{"queryTime"');
+  const to = good.lastIndexOf("}", good.length - 2) + 1;
+
+  test("a value written by hand in the format is read", async () => {
+    await admin.set(`${PREFIX}v1:payload:acme:hand`, stored(good, at, to));
+    expect((await cache.get("v1:payload:acme:hand"))?.payload).toEqual(payload("x"));
+  });
+
   test.each([
     ["not JSON", "{oops"],
     ["JSON of another shape", JSON.stringify({ hello: "world" })],
     ["a payload without timestamps", JSON.stringify({ payload: payload("x") })],
     ["a bare array", "[]"],
+    [
+      "the format before (JSON {payload, storedAt, freshUntil})",
+      JSON.stringify({ payload: payload("x"), storedAt: 1, freshUntil: 9_000_000_000_000 }),
+    ],
+    ["truncated", stored(good, at, to).slice(0, -10)],
+    ["of another length", stored(good, at, to, good.length + 1)],
+    ["a metadata span that is not an object", stored(good, at + 1, to)],
+    ["a metadata span past the text", stored(good, at, good.length + 5)],
+    ["another tag", stored(good, at, to).replace("P3", "P4")],
   ])("a value that is %s is a miss, not an error", async (_what, raw) => {
     await admin.set(`${PREFIX}v1:payload:acme:bad`, raw);
     expect(await cache.get("v1:payload:acme:bad")).toBeUndefined();
@@ -106,7 +146,7 @@ describe("RedisPayloadCache (real Redis)", () => {
       query: "what do I order",
       policyHash: "h",
     });
-    expect(key).toMatch(/^v2:payload:acme:\{[A-Za-z0-9_-]{32}\}:[0-9a-f]{64}$/);
+    expect(key).toMatch(/^v3:payload:acme:\{[A-Za-z0-9_-]{32}\}:[0-9a-f]{64}$/);
   });
 
   test("an unreachable Redis: reads miss and writes are dropped, quickly, without throwing", async () => {

@@ -5,7 +5,7 @@ import type { TenantDirectory } from "../../tenants/types";
 import { authenticate, requireScope } from "../auth";
 import { HttpProblem } from "../errors";
 import { jsonBody } from "../middleware";
-import { refusalProblem, sendUpstream } from "../outcome";
+import { refusalProblem, sendJsonText, sendUpstream } from "../outcome";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 import { describeZodError } from "../validation";
 
@@ -47,6 +47,9 @@ export function retrieveRoute(deps: {
         });
         switch (outcome.kind) {
           case "payload":
+            if (outcome.json !== undefined) sendJsonText(res, outcome.json);
+            else res.json(outcome.payload);
+            return;
           case "fallback":
             res.json(outcome.payload);
             return;

@@ -1,0 +1,127 @@
+/**
+ * A cached payload as JSON text (issue 16: a cache hit writes its answer without serializing, and with Redis
+ * without parsing, the whole payload). The text is `JSON.stringify(payload)` exactly, and it knows where its
+ * `metadata` object is: a hit's answer is the text with that object replaced by the hit's own metadata (`cache`,
+ * `queryTime`), so only the metadata (a few hundred bytes) is serialized per hit. The rest is parsed only when
+ * something reads it: a drop-in door, the `cache` fallback, a single-flight result.
+ */
+import type { CachedPayload } from "../cache/types";
+import type { RetrievalMetadata, RetrievalPayload } from "./payload";
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+export class PayloadText {
+  private parsed: CachedPayload | undefined;
+  private meta: RetrievalMetadata | undefined;
+  private before: string | undefined;
+  private after: string | undefined;
+
+  /**
+   * `text` is `JSON.stringify` of a payload; its `metadata` object is `text.slice(metadataStart, metadataEnd)`.
+   * `source`: the payload itself when the text was made from it (nothing to parse then).
+   */
+  private constructor(
+    readonly text: string,
+    readonly metadataStart: number,
+    readonly metadataEnd: number,
+    source: CachedPayload | undefined,
+  ) {
+    this.parsed = source;
+  }
+
+  /**
+   * The text of a payload: `JSON.stringify(payload)`, made one top-level field at a time to note where
+   * `metadata` is. A field whose value JSON leaves out (undefined) is left out, as `JSON.stringify` does.
+   */
+  static of(payload: CachedPayload): PayloadText {
+    let text = "{";
+    let start = -1;
+    let end = -1;
+    for (const key of Object.keys(payload)) {
+      const json: string | undefined = JSON.stringify(payload[key as keyof CachedPayload]);
+      if (json === undefined) continue;
+      if (text.length > 1) text += ",";
+      text += `${JSON.stringify(key)}:`;
+      if (key === "metadata") start = text.length;
+      text += json;
+      if (key === "metadata") end = text.length;
+    }
+    text += "}";
+    if (start < 0) throw new Error("a payload without metadata");
+    return new PayloadText(text, start, end, payload);
+  }
+
+  /**
+   * A text as stored (src/cache/redis.ts), or undefined when the metadata span does not delimit an object. The
+   * rest of the text is not read here: it is parsed when something asks for the payload (`payload()`).
+   */
+  static stored(text: string, metadataStart: number, metadataEnd: number): PayloadText | undefined {
+    if (!Number.isSafeInteger(metadataStart) || !Number.isSafeInteger(metadataEnd)) return undefined;
+    if (metadataStart < 1 || metadataEnd > text.length - 1 || metadataEnd - metadataStart < 2)
+      return undefined;
+    if (text.charCodeAt(0) !== 0x7b || text.charCodeAt(text.length - 1) !== 0x7d) return undefined; // { … }
+    if (text.charCodeAt(metadataStart) !== 0x7b || text.charCodeAt(metadataEnd - 1) !== 0x7d)
+      return undefined;
+    return new PayloadText(text, metadataStart, metadataEnd, undefined);
+  }
+
+  /** The payload's metadata (parsed from its span once); throws when the span is not an object. */
+  metadata(): RetrievalMetadata {
+    if (this.meta !== undefined) return this.meta;
+    if (this.parsed !== undefined) return this.parsed.metadata;
+    const value: unknown = JSON.parse(this.text.slice(this.metadataStart, this.metadataEnd));
+    if (!isRecord(value)) throw new Error("the stored text's metadata is not an object");
+    this.meta = value as unknown as RetrievalMetadata;
+    return this.meta;
+  }
+
+  /** The whole payload (parsed once); throws when the text is not a payload. */
+  payload(): CachedPayload {
+    if (this.parsed !== undefined) return this.parsed;
+    const value: unknown = JSON.parse(this.text);
+    if (!isRecord(value) || !Array.isArray(value.memories) || !isRecord(value.metadata))
+      throw new Error("the stored text is not a payload");
+    if (typeof value.systemPrompt !== "string") throw new Error("the stored text is not a payload");
+    this.parsed = value as unknown as CachedPayload;
+    return this.parsed;
+  }
+
+  /**
+   * The payload with another metadata, as an answer: the object spread as ever when it is at hand, else one whose
+   * `memories` and `systemPrompt` are read from the text only when something reads them (a /v1/retrieve entry has
+   * no other field: `native` is a drop-in door's, whose entries have keys of their own).
+   */
+  answer(metadata: RetrievalMetadata): RetrievalPayload {
+    if (this.parsed !== undefined) return { ...this.parsed, metadata };
+    const answer = {} as RetrievalPayload;
+    Object.defineProperty(answer, "memories", {
+      enumerable: true,
+      configurable: true,
+      get: () => this.payload().memories,
+      set: (v: RetrievalPayload["memories"]) => own(answer, "memories", v),
+    });
+    own(answer, "metadata", metadata);
+    Object.defineProperty(answer, "systemPrompt", {
+      enumerable: true,
+      configurable: true,
+      get: () => this.payload().systemPrompt,
+      set: (v: string) => own(answer, "systemPrompt", v),
+    });
+    return answer;
+  }
+
+  /** `JSON.stringify` of `answer(metadata)`, from the text: only `metadata` is serialized. */
+  json(metadata: RetrievalMetadata): string {
+    if (this.before === undefined || this.after === undefined) {
+      this.before = this.text.slice(0, this.metadataStart);
+      this.after = this.text.slice(this.metadataEnd);
+    }
+    return this.before + JSON.stringify(metadata) + this.after;
+  }
+}
+
+/** Replaces a lazy field by a plain one (a caller that assigns it), keeping its place among the keys. */
+function own(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
+}
