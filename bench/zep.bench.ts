@@ -406,6 +406,7 @@ async function main(): Promise<void> {
     }
     // (d′) sends the bytes of the in-process gateway's cache hit, as the hit scenario receives them.
     answerBytes = await hitAnswer(p);
+    console.log(`(d′) sends the in-process gateway's hit answer: ${bytes(Buffer.byteLength(answerBytes))}`);
     await p.floor.helper.ask({ op: "answer", body: answerBytes });
     await p.load.ask(specFor(p, "floor-answer", "max", 0, QUICK ? 1 : 2));
     for (let round = 0; round < ROUNDS; round++) {

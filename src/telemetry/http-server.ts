@@ -28,9 +28,6 @@ import {
   type Attributes,
   type Context,
   context,
-  type Histogram,
-  type MeterProvider,
-  metrics,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -40,7 +37,8 @@ import {
 } from "@opentelemetry/api";
 import { suppressTracing } from "@opentelemetry/core";
 import type { Request, RequestHandler, Response } from "express";
-import { safePath, safeQuery } from "./redact";
+import { recordHttpServerDuration } from "./metrics";
+import { safePath, safeQuery, splitUrl } from "./redact";
 import { TRACER_NAME } from "./tracing";
 
 /** Probes and scrapes: every few seconds, never interesting as traces. */
@@ -58,9 +56,6 @@ const KNOWN_METHODS = new Set([
   "PUT",
   "TRACE",
 ]);
-
-/** The semantic conventions' advice for `http.server.request.duration`. */
-const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
 declare global {
   namespace Express {
@@ -85,22 +80,6 @@ export function routeOf(req: Request, res: Response): string | undefined {
   return undefined;
 }
 
-let current: { provider: MeterProvider; duration: Histogram } | undefined;
-
-/** The histogram of the MeterProvider registered now (remade when it changes: tests swap providers). */
-function durationHistogram(): Histogram {
-  const provider = metrics.getMeterProvider();
-  if (current?.provider !== provider) {
-    const duration = provider.getMeter(TRACER_NAME).createHistogram("http.server.request.duration", {
-      description: "Duration of HTTP server requests.",
-      unit: "s",
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-    });
-    current = { provider, duration };
-  }
-  return current.duration;
-}
-
 function splitHost(host: string | undefined): { address?: string; port?: number } {
   if (host === undefined || host === "") return {};
   // [::1]:8080, host:8080, host
@@ -113,18 +92,16 @@ function splitHost(host: string | undefined): { address?: string; port?: number 
   return { address: host };
 }
 
-function requestAttributes(req: Request, method: string): Attributes {
-  const url = req.url;
-  const q = url.indexOf("?");
+function requestAttributes(req: Request, method: string, url: { path: string; search: string }): Attributes {
   const attributes: Attributes = {
     "http.request.method": method,
     "url.scheme": "http",
-    "url.path": safePath(q === -1 ? url : url.slice(0, q)),
+    "url.path": safePath(url.path),
     "network.protocol.version": req.httpVersion,
     "network.peer.address": req.socket.remoteAddress,
     "network.peer.port": req.socket.remotePort,
   };
-  if (q !== -1) attributes["url.query"] = safeQuery(url.slice(q));
+  if (url.search !== "") attributes["url.query"] = safeQuery(url.search);
   if (method !== req.method) attributes["http.request.method_original"] = req.method;
   const { address, port } = splitHost(req.headers.host);
   if (address !== undefined) attributes["server.address"] = address;
@@ -166,7 +143,7 @@ function finish(
     metric["error.type"] = String(status);
   }
   span.end();
-  durationHistogram().record((performance.now() - started) / 1000, metric);
+  recordHttpServerDuration((performance.now() - started) / 1000, metric);
 }
 
 /**
@@ -175,8 +152,8 @@ function finish(
  */
 export function httpServerTelemetry(): RequestHandler {
   return function httpServerTelemetry(req, res, next) {
-    const q = req.url.indexOf("?");
-    if (UNTRACED_PATHS.has(q === -1 ? req.url : req.url.slice(0, q))) {
+    const url = splitUrl(req.url);
+    if (UNTRACED_PATHS.has(url.path)) {
       context.with(suppressTracing(context.active()), next);
       return;
     }
@@ -185,7 +162,7 @@ export function httpServerTelemetry(): RequestHandler {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = trace
       .getTracer(TRACER_NAME)
-      .startSpan(method, { kind: SpanKind.SERVER, attributes: requestAttributes(req, method) }, parent);
+      .startSpan(method, { kind: SpanKind.SERVER, attributes: requestAttributes(req, method, url) }, parent);
     const ctx: Context = trace.setSpan(parent, span);
     let failed: Error | undefined;
     res.once(errorMonitor, (err: Error) => {

@@ -11,12 +11,7 @@
 import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
-import { safePath, safeQuery, safeUrl } from "./redact";
-
-function splitUrl(url: string): { path: string; search: string } {
-  const q = url.indexOf("?");
-  return q === -1 ? { path: url, search: "" } : { path: url.slice(0, q), search: url.slice(q) };
-}
+import { safePath, safeQuery, safeUrl, splitUrl } from "./redact";
 
 export type Instrumentations = NodeSDKConfiguration["instrumentations"];
 

@@ -60,6 +60,12 @@ export function safePath(path: string): string {
     .join("/");
 }
 
+/** A request target split at its `?`: `/users/u-1?x=1` → `{ path: "/users/u-1", search: "?x=1" }`. */
+export function splitUrl(url: string): { path: string; search: string } {
+  const q = url.indexOf("?");
+  return q === -1 ? { path: url, search: "" } : { path: url.slice(0, q), search: url.slice(q) };
+}
+
 /** `?l=10&user_id=u-1` → `l=REDACTED&user_id=REDACTED` (names kept, values never shown); "" without a query. */
 export function safeQuery(search: string): string {
   const raw = search.startsWith("?") ? search.slice(1) : search;

@@ -8,7 +8,6 @@ import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import express from "express";
 import request from "supertest";
 import { httpServerTelemetry } from "../../src/telemetry/http-server";
-import { FakeBackend } from "../helpers/fake-backend";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
 import { installTelemetry, spanNamed, type TestTelemetry } from "./setup";
@@ -32,18 +31,10 @@ describe("the HTTP server span and request duration", () => {
   });
   afterAll(() => tel.close());
   beforeEach(async () => {
-    const fakes = {
-      zep: new FakeBackend("zep"),
-      openmemory: new FakeBackend("openmemory"),
-      local: new FakeBackend("local"),
-    };
-    for (const f of Object.values(fakes))
-      f.setUser("u-123", [
-        makeCandidate({ id: "f1", content: "Ana orders an oat milk flat white.", score: 0.9 }),
-      ]);
-    h = await makeHarness({
-      factories: { zep: () => fakes.zep, openmemory: () => fakes.openmemory, local: () => fakes.local },
-    });
+    h = await makeHarness();
+    h.zep.acme?.setUser("u-123", [
+      makeCandidate({ id: "f1", content: "Ana orders an oat milk flat white.", score: 0.9 }),
+    ]);
     tel.reset();
   });
   afterEach(() => h.close());
