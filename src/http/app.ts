@@ -1,3 +1,19 @@
+/**
+ * The HTTP request path (docs/request-lifecycle.md#at-the-edge-srchttp-srccompat). Every request first takes the
+ * edge steps — the HTTP server span and duration metric, secure headers, the request id, the access log, the
+ * draining check —, then goes to its route:
+ *
+ *   - a **hot route** (`POST /v1/retrieve`) is served right there, on Node's request and response: its own steps
+ *     (authentication, per-key limit, scope, JSON body) are the functions the Express middlewares wrap;
+ *   - every other route is Express's (the operations endpoints, the playground, the drop-in Zep and OpenMemory
+ *     APIs), then its 404 and error handler.
+ *
+ * Why: Express's router and request/response objects cost more per request than anything a cache hit does
+ * (`npm run bench -- zep`: a bare Express route ~90 µs of CPU; memgate's whole cache hit, outside Express, about
+ * as much). An error that ends a hot route or an edge step is answered as the Express routes' errors are
+ * (`answerError`, src/http/middleware.ts).
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import express, { type Express } from "express";
 import { compatRoutes } from "../compat";
 import type { LocalStores } from "../compat/local-stores";
@@ -9,11 +25,12 @@ import { httpServerTelemetry } from "../telemetry/http-server";
 import { metricsRoute } from "../telemetry/prometheus";
 import type { TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
-import { errorHandler, notFound, requestId } from "./middleware";
+import { answerError, errorHandler, notFound, requestId } from "./middleware";
+import { type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
-import { retrieveRoute } from "./routes/retrieve";
+import { RETRIEVE_ROUTE, retrieveRoute } from "./routes/retrieve";
 import { securityHeaders } from "./security-headers";
 
 /** Everything the HTTP layer needs, wired once (src/server/services.ts) or by a test with fakes. */
@@ -33,32 +50,77 @@ export interface AppServices {
   playground?: PlaygroundConfig;
 }
 
-export function createApp(services: AppServices): Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.set("etag", false);
-  app.set("query parser", "simple");
-  app.use(httpServerTelemetry()); // the HTTP server span and http.server.request.duration (src/telemetry)
-  app.use(securityHeaders()); // helmet: nosniff, no framing, strict CSP, … on every answer
-  app.use(requestId());
-  app.use(accessLog(services.logger));
-  app.use(function refuseWhenShuttingDown(req, res, next) {
-    if (services.lifecycle?.shuttingDown) {
+/** A route served before Express; it rejects with what ends the request early (answered by `answerError`). */
+export type HotRoute = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/**
+ * The hot route a request asks for, matched as Express matches a route's path: the method, and the path without
+ * its query, case-insensitively, with or without one trailing slash (test/http/hot-routes.test.ts holds this
+ * against Express's own router).
+ */
+export function hotRouteOf(
+  routes: ReadonlyMap<string, HotRoute>,
+  req: IncomingMessage,
+): HotRoute | undefined {
+  const path = requestPath(req);
+  const bare = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  return routes.get(`${req.method} ${bare.toLowerCase()}`);
+}
+
+/** Draining: new requests get 503 with Retry-After and `connection: close`; /readyz answers for itself. */
+function refuseWhenShuttingDown(lifecycle: { shuttingDown: boolean } | undefined): Middleware {
+  return function refuseWhenShuttingDown(req, res, next) {
+    if (lifecycle?.shuttingDown) {
       res.setHeader("connection", "close");
       // /readyz answers for itself: 503 with `status: "draining"`, so a prober sees why (src/http/routes/ops.ts).
-      if (req.path === "/readyz" && (req.method === "GET" || req.method === "HEAD")) return next();
+      if (requestPath(req) === "/readyz" && (req.method === "GET" || req.method === "HEAD")) return next();
       next(new HttpProblem("SHUTTING_DOWN", "the gateway is shutting down; retry", { "retry-after": "1" }));
       return;
     }
     next();
-  });
+  };
+}
+
+/** The Express routes: everything but the hot routes, then 404 and the error handler. */
+export function expressRoutes(services: AppServices): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
   app.use(metricsRoute()); // GET /metrics: Prometheus text, unauthenticated like /healthz (src/telemetry)
   app.use(opsRoutes(services));
-  app.use(retrieveRoute(services));
   const { playground } = services;
   if (playground !== undefined) app.use(playgroundRoutes({ ...services, playground })); // /ui, /v1/playground (admin)
   app.use(compatRoutes(services)); // drop-in Zep (/api/v2/*) and OpenMemory (/memory/*, …) APIs (src/compat)
   app.use(notFound());
   app.use(errorHandler(services.logger));
   return app;
+}
+
+/** The gateway's request listener (src/server/serve.ts gives it to `http.createServer`). */
+export function createApp(services: AppServices): RequestListener {
+  const { logger } = services;
+  const edge: readonly Middleware[] = [
+    httpServerTelemetry(), // the HTTP server span and http.server.request.duration (src/telemetry)
+    securityHeaders(), // helmet: nosniff, no framing, strict CSP, … on every answer
+    requestId(),
+    accessLog(logger),
+    refuseWhenShuttingDown(services.lifecycle),
+  ];
+  const hot = new Map<string, HotRoute>([[`POST ${RETRIEVE_ROUTE}`, retrieveRoute(services)]]);
+  const routes = expressRoutes(services);
+  return function memgate(req, res) {
+    const failed = (err: unknown) => answerError(err, req, res, logger);
+    runSteps(
+      req,
+      res,
+      edge,
+      () => {
+        const route = hotRouteOf(hot, req);
+        if (route === undefined) routes(req, res);
+        else route(req, res).catch(failed);
+      },
+      failed,
+    );
+  };
 }

@@ -5,11 +5,11 @@
  * This is the HTTP side: the key's shape and hash are src/tenants/keys.ts, its lookup the TenantDirectory's
  * `authenticate` (src/tenants/directory.ts).
  */
-import type { IncomingHttpHeaders } from "node:http";
-import type { Request, RequestHandler, Response } from "express";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { isWellFormedKey } from "../tenants/keys";
 import type { Principal, Scope, TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
+import { localsOf, type Middleware } from "./plain";
 
 declare global {
   namespace Express {
@@ -32,7 +32,7 @@ function unauthorized(detail: string): HttpProblem {
 }
 
 /** Every value of a header (Node keeps only the first `Authorization` in `req.headers`). */
-function valuesOf(req: Request, name: keyof IncomingHttpHeaders & string): string[] {
+function valuesOf(req: IncomingMessage, name: keyof IncomingHttpHeaders & string): string[] {
   const distinct = req.headersDistinct?.[name];
   if (distinct !== undefined) return distinct;
   const value = req.headers[name];
@@ -53,7 +53,7 @@ function fromAuthorization(value: string): Presented {
 }
 
 /** The key the request presents (undefined: none), or why the presentation is refused. */
-export function presentedKey(req: Request): Presented {
+export function presentedKey(req: IncomingMessage): Presented {
   const authorization = valuesOf(req, "authorization");
   const xApiKey = valuesOf(req, "x-api-key");
   if (authorization.length > 1) return { ok: false, detail: "more than one Authorization header" };
@@ -79,39 +79,42 @@ export function presentedKey(req: Request): Presented {
 }
 
 /**
- * Authenticates every request against the directory and sets `res.locals.principal`. 401 for a missing (with a
- * tenants file), unknown or malformed key. In dev mode any well-formed key, or none, yields the `dev` principal.
+ * The caller of a request, from the directory: 401 (thrown) for a missing (with a tenants file), unknown or
+ * malformed key. In dev mode any well-formed key, or none, yields the `dev` principal.
  */
-export function authenticate(directory: TenantDirectory): RequestHandler {
+export function authenticateRequest(directory: TenantDirectory, req: IncomingMessage): Principal {
+  const presented = presentedKey(req);
+  if (!presented.ok) throw unauthorized(presented.detail);
+  const principal = directory.authenticate(presented.key);
+  if (principal === null)
+    throw unauthorized(presented.key === undefined ? `missing API key: ${EXPECTED}` : "unknown API key");
+  return principal;
+}
+
+/** 403 (thrown) unless the principal has `scope`. */
+export function checkScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) throw new HttpProblem("FORBIDDEN", `this key lacks the '${scope}' scope`);
+}
+
+/** `authenticateRequest` as a step: sets the request's `principal` (`res.locals.principal`). */
+export function authenticate(directory: TenantDirectory): Middleware {
   return function authenticate(req, res, next) {
-    const presented = presentedKey(req);
-    if (!presented.ok) return next(unauthorized(presented.detail));
-    const principal = directory.authenticate(presented.key);
-    if (principal === null) {
-      return next(
-        unauthorized(presented.key === undefined ? `missing API key: ${EXPECTED}` : "unknown API key"),
-      );
-    }
-    res.locals.principal = principal;
+    localsOf(res).principal = authenticateRequest(directory, req);
     next();
   };
 }
 
 /** 403 unless the authenticated key has `scope`. Mount after `authenticate()`. */
-export function requireScope(scope: Scope): RequestHandler {
+export function requireScope(scope: Scope): Middleware {
   return function requireScope(_req, res, next) {
-    const principal = res.locals.principal;
-    if (principal === undefined)
-      return next(new HttpProblem("INTERNAL", "the request was not authenticated"));
-    if (!principal.scopes.has(scope))
-      return next(new HttpProblem("FORBIDDEN", `this key lacks the '${scope}' scope`));
+    checkScope(principalOf(res), scope);
     next();
   };
 }
 
 /** The caller of an authenticated request (throws when `authenticate()` did not run: a wiring bug). */
-export function principalOf(res: Response): Principal {
-  const principal = res.locals.principal;
+export function principalOf(res: ServerResponse): Principal {
+  const principal = localsOf(res).principal;
   if (principal === undefined) throw new HttpProblem("INTERNAL", "the request was not authenticated");
   return principal;
 }

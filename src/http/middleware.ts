@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import typeis from "type-is";
 import type { Logger } from "../logging/logger";
 import { runWithRequestId } from "../telemetry/log-context";
 import { type ErrorCode, HttpProblem, PROBLEM_CONTENT_TYPE, toProblem } from "./errors";
+import { headerOf, localsOf, type Middleware, sendText } from "./plain";
 
 declare global {
   namespace Express {
@@ -18,40 +21,58 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Takes the caller's `x-request-id` when it is safe to echo, else makes one; sets it on the response, and runs the
  * rest of the request in its context so every log line written meanwhile carries it (src/telemetry/log-context.ts).
  */
-export function requestId(): RequestHandler {
+export function requestId(): Middleware {
   return function requestId(req, res, next) {
-    const incoming = req.get("x-request-id");
+    const incoming = headerOf(req, "x-request-id");
     const id = incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.locals.requestId = id;
+    localsOf(res).requestId = id;
     res.setHeader("x-request-id", id);
     runWithRequestId(id, next);
   };
 }
 
-/** JSON bodies only (415 otherwise), at most `limit` (413), parsed strictly (400 on malformed JSON). */
-export function jsonBody(limit = "64kb"): RequestHandler[] {
+/**
+ * Reads a JSON body: JSON only (415 otherwise), at most `limit` (413), parsed strictly (400 on malformed JSON);
+ * `undefined` when the request has none. Rejects with an `HttpProblem` or body-parser's error, which
+ * `answerError` maps onto the same codes.
+ */
+export type JsonBodyReader = (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
+
+export function jsonBodyReader(limit = "64kb"): JsonBodyReader {
   const parse = express.json({ limit, strict: true, type: () => true });
   const maxBytes = limitBytes(limit);
+  return function readJsonBody(req, res) {
+    const length = headerOf(req, "content-length");
+    const hasBody =
+      length !== "0" && (length !== undefined || headerOf(req, "transfer-encoding") !== undefined);
+    if (hasBody && !typeis(req, ["application/json", "application/*+json"])) {
+      return Promise.reject(new HttpProblem("UNSUPPORTED_MEDIA_TYPE", "the body must be application/json"));
+    }
+    // Refused at the edge: body-parser would first read (and discard) the whole announced body. The connection is
+    // closed after the answer, so the rest of the upload is never read.
+    const declared = Number(length ?? Number.NaN);
+    if (maxBytes !== undefined && declared > maxBytes && headerOf(req, "content-encoding") === undefined) {
+      res.setHeader("connection", "close");
+      return Promise.reject(
+        new HttpProblem("PAYLOAD_TOO_LARGE", `the body is larger than ${describeBytes(maxBytes)}`),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      parse(req as express.Request, res as express.Response, (err?: unknown) => {
+        if (err !== undefined && err !== null) reject(err);
+        else resolve((req as { body?: unknown }).body);
+      });
+    });
+  };
+}
+
+/** `jsonBodyReader` as a step: the body in `req.body`. */
+export function jsonBody(limit = "64kb"): Middleware[] {
+  const read = jsonBodyReader(limit);
   return [
-    function requireJson(req, res, next) {
-      const hasBody =
-        req.get("content-length") !== "0" &&
-        (req.get("content-length") !== undefined || req.get("transfer-encoding") !== undefined);
-      if (hasBody && !req.is(["application/json", "application/*+json"])) {
-        next(new HttpProblem("UNSUPPORTED_MEDIA_TYPE", "the body must be application/json"));
-        return;
-      }
-      // Refused at the edge: body-parser would first read (and discard) the whole announced body. The
-      // connection is closed after the answer, so the rest of the upload is never read.
-      const declared = Number(req.get("content-length") ?? Number.NaN);
-      if (maxBytes !== undefined && declared > maxBytes && req.get("content-encoding") === undefined) {
-        res.setHeader("connection", "close");
-        next(new HttpProblem("PAYLOAD_TOO_LARGE", `the body is larger than ${describeBytes(maxBytes)}`));
-        return;
-      }
-      next();
+    function jsonBody(req, res, next) {
+      read(req, res).then(() => next(), next);
     },
-    parse,
   ];
 }
 
@@ -110,15 +131,16 @@ function clientStatusCode(err: object): { code: ErrorCode; detail: string } | un
   };
 }
 
+/** A problem+json answer (docs/api.md#errors) with the request's id and any extra headers (e.g. Retry-After). */
 export function sendProblem(
-  res: Parameters<RequestHandler>[1],
+  res: ServerResponse,
   code: ErrorCode,
   detail: string,
   headers: Record<string, string> = {},
 ): void {
-  const problem = toProblem(code, detail, res.locals.requestId ?? "unknown");
+  const problem = toProblem(code, detail, localsOf(res).requestId ?? "unknown");
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  sendText(res, problem.status, PROBLEM_CONTENT_TYPE, JSON.stringify(problem));
 }
 
 /** 404 for everything no route answered. */
@@ -128,28 +150,42 @@ export function notFound(): RequestHandler {
   };
 }
 
-/** The one error handler: problem+json with a requestId. Unknown errors are logged and answered 500. */
+/**
+ * The answer to an error that ended a request: an `HttpProblem` as itself, body-parser's and express's 4xx errors
+ * as their codes, anything else (a bug) logged and answered 500 — problem+json with the request id in every case.
+ * An answer already started is cut off instead (the connection is destroyed: the client sees it fail).
+ */
+export function answerError(err: unknown, req: IncomingMessage, res: ServerResponse, logger: Logger): void {
+  if (res.headersSent) {
+    logger.error({ err, requestId: localsOf(res).requestId }, "error after the answer started");
+    res.destroy(err instanceof Error ? err : undefined);
+    return;
+  }
+  // Refused before its body was read (401, 403, 413, …): close the connection rather than let Node read and
+  // discard whatever the client is still uploading.
+  const announced =
+    headerOf(req, "transfer-encoding") !== undefined || Number(headerOf(req, "content-length") ?? 0) > 0;
+  if (announced && !req.complete) res.setHeader("connection", "close");
+  if (err instanceof HttpProblem) {
+    sendProblem(res, err.code, err.message, err.headers);
+    return;
+  }
+  const mapped = bodyParserCode(err);
+  if (mapped) {
+    sendProblem(res, mapped.code, mapped.detail);
+    return;
+  }
+  logger.error({ err, requestId: localsOf(res).requestId }, "unhandled error");
+  sendProblem(res, "INTERNAL", "internal error");
+}
+
+/** The one error handler of the Express routes: `answerError`; an answer already started goes to Express's own. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return function errorHandler(err: unknown, req, res, next) {
     if (res.headersSent) {
       next(err);
       return;
     }
-    // Refused before its body was read (401, 403, 413, …): close the connection rather than let Node read and
-    // discard whatever the client is still uploading.
-    const announced =
-      req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
-    if (announced && !req.complete) res.setHeader("connection", "close");
-    if (err instanceof HttpProblem) {
-      sendProblem(res, err.code, err.message, err.headers);
-      return;
-    }
-    const mapped = bodyParserCode(err);
-    if (mapped) {
-      sendProblem(res, mapped.code, mapped.detail);
-      return;
-    }
-    logger.error({ err, requestId: res.locals.requestId }, "unhandled error");
-    sendProblem(res, "INTERNAL", "internal error");
+    answerError(err, req, res, logger);
   };
 }

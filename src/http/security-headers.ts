@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RequestHandler } from "express";
 import helmet, { type HelmetOptions } from "helmet";
+import type { Middleware } from "./plain";
 
 type Helmet = ReturnType<typeof helmet>;
 
@@ -10,7 +10,7 @@ type Helmet = ReturnType<typeof helmet>;
  * gets the same list; applying the list is one short loop instead of helmet's chain of a dozen middlewares
  * (≈ 2 % of a cache hit's CPU).
  */
-function recorded(middleware: Helmet): RequestHandler {
+function recorded(middleware: Helmet): Middleware {
   const set: [string, string | number | readonly string[]][] = [];
   const removed: string[] = [];
   const recorder = {
@@ -50,7 +50,7 @@ export const API_HELMET: HelmetOptions = {
   frameguard: { action: "deny" },
 };
 
-export function securityHeaders(): RequestHandler {
+export function securityHeaders(): Middleware {
   return recorded(helmet(API_HELMET));
 }
 
@@ -76,6 +76,6 @@ export const UI_HELMET: HelmetOptions = {
   frameguard: { action: "deny" },
 };
 
-export function uiSecurityHeaders(): RequestHandler {
+export function uiSecurityHeaders(): Middleware {
   return recorded(helmet(UI_HELMET));
 }

@@ -5,17 +5,17 @@
  */
 import { performance } from "node:perf_hooks";
 import { context, isSpanContextValid, trace } from "@opentelemetry/api";
-import type { RequestHandler } from "express";
+import { localsOf, type Middleware, requestPath } from "../http/plain";
 import type { Logger } from "../logging/logger";
 import { UNTRACED_PATHS } from "./http-server";
 import { recordRateLimitRejection } from "./metrics";
 import { safePath } from "./redact";
 
-export function accessLog(logger: Logger): RequestHandler {
+export function accessLog(logger: Logger): Middleware {
   return function accessLog(req, res, next) {
     const started = performance.now();
     // Read now: a mounted router may leave `req.url` stripped of its prefix by the time the response closes.
-    const path = req.path;
+    const path = requestPath(req);
     // The HTTP server span (./http-server.ts made it active before this middleware ran).
     const active = context.active();
     const spanContext = trace.getSpan(active)?.spanContext();
@@ -29,7 +29,7 @@ export function accessLog(logger: Logger): RequestHandler {
       // Our own 429s are always the caller key's rate limit (a retrieval never answers 429: it falls back).
       if (status === 429 && problem) recordRateLimitRejection("key");
       const fields = {
-        requestId: res.locals.requestId,
+        requestId: localsOf(res).requestId,
         ...ids,
         method: req.method,
         path: safePath(path),

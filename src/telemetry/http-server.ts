@@ -23,6 +23,7 @@
  * with the undici and ioredis instrumentations (./instrumentations.ts).
  */
 import { errorMonitor } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import {
   type Attributes,
@@ -36,7 +37,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { suppressTracing } from "@opentelemetry/core";
-import type { Request, RequestHandler, Response } from "express";
+import { localsOf, type Middleware } from "../http/plain";
 import { recordHttpServerDuration } from "./metrics";
 import { safePath, safeQuery, splitUrl } from "./redact";
 import { TRACER_NAME } from "./tracing";
@@ -60,23 +61,30 @@ const KNOWN_METHODS = new Set([
 declare global {
   namespace Express {
     interface Locals {
-      /** A route template set by a handler Express did not route to by path (the drop-in proxies' mount path). */
+      /**
+       * A route template set by a handler Express did not route to by path (the drop-in proxies' mount path, the
+       * hot routes served before Express).
+       */
       httpRoute?: string;
     }
   }
 }
+
+/** What Express adds to a request it routed: the matched route and the mount path of its router. */
+type Routed = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
 
 /**
  * The matched route template: the route's path (`/v1/retrieve`, `/memory/:id`; an array of paths joined by
  * commas) under its router's mount path; or what a handler set in `res.locals.httpRoute`. None when nothing
  * matched (a 404).
  */
-export function routeOf(req: Request, res: Response): string | undefined {
-  if (res.locals.httpRoute !== undefined) return res.locals.httpRoute;
+export function routeOf(req: Routed, res: ServerResponse): string | undefined {
+  const set = localsOf(res).httpRoute;
+  if (set !== undefined) return set;
   const path: unknown = req.route?.path;
-  if (typeof path === "string") return `${req.baseUrl}${path}`;
-  if (Array.isArray(path) && path.every((p) => typeof p === "string"))
-    return `${req.baseUrl}${path.join(",")}`;
+  const base = req.baseUrl ?? "";
+  if (typeof path === "string") return `${base}${path}`;
+  if (Array.isArray(path) && path.every((p) => typeof p === "string")) return `${base}${path.join(",")}`;
   return undefined;
 }
 
@@ -92,7 +100,11 @@ function splitHost(host: string | undefined): { address?: string; port?: number 
   return { address: host };
 }
 
-function requestAttributes(req: Request, method: string, url: { path: string; search: string }): Attributes {
+function requestAttributes(
+  req: IncomingMessage,
+  method: string,
+  url: { path: string; search: string },
+): Attributes {
   const attributes: Attributes = {
     "http.request.method": method,
     "url.scheme": "http",
@@ -114,8 +126,8 @@ function requestAttributes(req: Request, method: string, url: { path: string; se
 /** Ends the span and records the duration, once, when the response closes (sent, failed or abandoned). */
 function finish(
   span: Span,
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   method: string,
   started: number,
   error: Error | undefined,
@@ -150,15 +162,16 @@ function finish(
  * The first middleware: continues the caller's trace in a SERVER span, runs the rest of the request in its
  * context, and ends the span and records the duration when the response closes.
  */
-export function httpServerTelemetry(): RequestHandler {
+export function httpServerTelemetry(): Middleware {
   return function httpServerTelemetry(req, res, next) {
-    const url = splitUrl(req.url);
+    const url = splitUrl(req.url ?? "/");
     if (UNTRACED_PATHS.has(url.path)) {
       context.with(suppressTracing(context.active()), next);
       return;
     }
     const started = performance.now();
-    const method = KNOWN_METHODS.has(req.method) ? req.method : "_OTHER";
+    const original = req.method ?? "GET"; // always set on a server's request
+    const method = KNOWN_METHODS.has(original) ? original : "_OTHER";
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = trace
       .getTracer(TRACER_NAME)

@@ -142,7 +142,7 @@ describe("compat routes — security", () => {
   });
 
   test("proxy targets that could leave the upstream's base path get 400 and reach no upstream", async () => {
-    const gateway = h.app.listen(0, "127.0.0.1");
+    const gateway = createServer(h.app).listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => gateway.once("listening", () => resolve()));
     const port = (gateway.address() as AddressInfo).port;
     /**

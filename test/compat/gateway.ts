@@ -3,7 +3,7 @@
  * (BACKEND_FACTORIES), listening on 127.0.0.1 and an ephemeral port, so the Zep and OpenMemory SDKs talk
  * to it over HTTP exactly as they would in production.
  */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
@@ -59,7 +59,7 @@ export async function startGateway(opts: {
     ...(opts.localRecords === undefined ? {} : { localRecords: opts.localRecords }),
   });
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = h.app.listen(0, "127.0.0.1", (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = createServer(h.app).listen(0, "127.0.0.1", (err?: Error) => (err ? reject(err) : resolve(s)));
   });
   const { port } = server.address() as AddressInfo;
   return {

@@ -5,7 +5,7 @@
  * servers on 127.0.0.1. What the retrieval core does (cache, fallbacks, cooldown, per-user limits, breaker,
  * spans, metrics) must hold for every door alike; only the wire shape differs.
  */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
@@ -77,7 +77,7 @@ async function start(env: Record<string, string> = {}): Promise<Running> {
     env: { T_ZEP_KEY: "zep-tenant-key", T_OM_KEY: "om-tenant-key", MEMGATE_RETRY_MAX: "0", ...env },
   });
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = h.app.listen(0, "127.0.0.1", (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = createServer(h.app).listen(0, "127.0.0.1", (err?: Error) => (err ? reject(err) : resolve(s)));
   });
   return { upstream, h, server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import fc from "fast-check";
@@ -87,7 +87,7 @@ describe("fuzz: request headers", () => {
   let port: number;
   beforeAll(async () => {
     h = await makeHarness({ env: { MEMGATE_KEY_RATE_LIMIT: "1000000/60" } });
-    server = h.app.listen(0, "127.0.0.1");
+    server = createServer(h.app).listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));
     port = (server.address() as AddressInfo).port;
   });

@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import request from "supertest";
@@ -46,7 +46,7 @@ describe("pathological content", () => {
       policies: { hostile: HOSTILE_POLICY },
       env: { MEMGATE_KEY_RATE_LIMIT: "100000/60" },
     });
-    server = h.app.listen(0, "127.0.0.1");
+    server = createServer(h.app).listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));
     port = (server.address() as AddressInfo).port;
   });

@@ -1,8 +1,8 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { RequestListener } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import type { Express } from "express";
 import { createLocalBackendFromRecords } from "../../src/backends/local";
 import type { BackendFactories } from "../../src/backends/registry";
 import { parseEnv } from "../../src/config/env";
@@ -42,7 +42,7 @@ export function tenantsYaml(): string {
 }
 
 export interface Harness {
-  app: Express;
+  app: RequestListener;
   services: Services;
   dir: string;
   zep: Record<string, FakeBackend>;

@@ -5,7 +5,7 @@
  * payload on a hit, and the other readers of an entry (a drop-in door's hit, the `cache` fallback's stale entry)
  * as before. The gateway is the real one (real wiring, real Zep adapter) on a fake Zep wire.
  */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import request from "supertest";
@@ -120,7 +120,7 @@ export function hitAnswerSuite(opts: HitSuiteOptions): void {
     });
     await opts.ready?.(h);
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = h.app.listen(0, "127.0.0.1", (err?: Error) => (err ? reject(err) : resolve(s)));
+      const s = createServer(h.app).listen(0, "127.0.0.1", (err?: Error) => (err ? reject(err) : resolve(s)));
     });
     return { upstream, h, server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
   }

@@ -3,6 +3,7 @@
  * of the semantic conventions, the caller's trace continued, a body that arrives after the headers still handled in
  * the request's context, 5xx and failed responses marked, probes neither traced nor measured.
  */
+import { createServer, type RequestListener } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import express from "express";
@@ -15,7 +16,7 @@ import { installTelemetry, spanNamed, type TestTelemetry } from "./setup";
 const body = { userId: "u-123", sessionId: "s-9", query: "what do I usually order?", useMemory: true };
 
 /** The `http_server_request_duration_seconds_count` series of /metrics, as label texts. */
-async function durationSeries(app: express.Express): Promise<string[]> {
+async function durationSeries(app: RequestListener): Promise<string[]> {
   const text = (await request(app).get("/metrics").expect(200)).text;
   return [...text.matchAll(/^http_server_request_duration_seconds_count\{([^}]*)\}/gm)].map(
     (m) => m[1] ?? "",
@@ -74,26 +75,28 @@ describe("the HTTP server span and request duration", () => {
 
   test("a body sent after the headers is still handled in the request's span context", async () => {
     await new Promise<void>((resolve) =>
-      h.app.listen(0, "127.0.0.1").once("listening", function (this: import("node:http").Server) {
-        const { port } = this.address() as AddressInfo;
-        const payload = JSON.stringify(body);
-        const socket = connect(port, "127.0.0.1", () => {
-          socket.write(
-            `POST /v1/retrieve HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${KEYS.acmeChat}\r\n` +
-              `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n`,
-          );
-          // The body in a later packet: its events come from the socket, outside the span's context.
-          setTimeout(() => socket.write(payload), 50);
-        });
-        let answer = "";
-        socket.on("data", (chunk) => {
-          answer += chunk.toString();
-        });
-        socket.on("close", () => {
-          expect(answer).toMatch(/^HTTP\/1\.1 200/);
-          this.close(() => resolve());
-        });
-      }),
+      createServer(h.app)
+        .listen(0, "127.0.0.1")
+        .once("listening", function (this: import("node:http").Server) {
+          const { port } = this.address() as AddressInfo;
+          const payload = JSON.stringify(body);
+          const socket = connect(port, "127.0.0.1", () => {
+            socket.write(
+              `POST /v1/retrieve HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${KEYS.acmeChat}\r\n` +
+                `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n`,
+            );
+            // The body in a later packet: its events come from the socket, outside the span's context.
+            setTimeout(() => socket.write(payload), 50);
+          });
+          let answer = "";
+          socket.on("data", (chunk) => {
+            answer += chunk.toString();
+          });
+          socket.on("close", () => {
+            expect(answer).toMatch(/^HTTP\/1\.1 200/);
+            this.close(() => resolve());
+          });
+        }),
     );
     const spans = tel.spans();
     const server = spans.find((s) => s.kind === SpanKind.SERVER);

@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { EnvError, parseEnv } from "../../src/config/env";
 import { TenantsFileError, tenantsFromText } from "../../src/tenants/file";
@@ -74,7 +75,7 @@ describe("per-key rate limit: the default", () => {
     if (zep === undefined) throw new Error("no fake Zep");
     const USERS = 75; // 20 requests each: under the default policy's 30 per user per minute
     for (let u = 0; u < USERS; u++) zep.setUser(`u-${u}`, [makeCandidate({ id: `m${u}`, score: 0.9 })]);
-    const server = h.app.listen(0, "127.0.0.1");
+    const server = createServer(h.app).listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));
     close = () => new Promise<void>((resolve) => server.close(() => resolve()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/retrieve`;

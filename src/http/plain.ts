@@ -1,0 +1,95 @@
+/**
+ * The HTTP layer on Node's own request and response, without Express: what the edge steps every request takes
+ * (src/http/app.ts) and the hot routes served before Express (`POST /v1/retrieve`) are written against, so that
+ * the Express routes and the hot ones share one implementation of each step (authentication, limits, body,
+ * errors, answers). An Express request and response are Node's with more methods, so everything here is also an
+ * Express middleware.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import parseurl from "parseurl";
+import type { Principal } from "../tenants/types";
+
+/** What a request carries from one step to the next (Express's `res.locals`, made here when Express is not used). */
+export interface RequestLocals {
+  /** The request id (`requestId()`, src/http/middleware.ts). */
+  requestId?: string;
+  /** The caller, set by authentication (src/http/auth.ts). */
+  principal?: Principal;
+  /** The route template, set by a handler Express did not route by path (src/telemetry/http-server.ts). */
+  httpRoute?: string;
+}
+
+export type Next = (err?: unknown) => void;
+/** A connect-style step: Node's request and response; Express takes it as a middleware as it is. */
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+
+/** The request's locals: Express's `res.locals` (Express keeps an object set before it runs). */
+export function localsOf(res: ServerResponse): RequestLocals {
+  const holder = res as ServerResponse & { locals?: RequestLocals };
+  holder.locals ??= Object.create(null) as RequestLocals;
+  return holder.locals;
+}
+
+/** One value of a request header (Node joins repeated headers with ", "; `set-cookie` is never asked for here). */
+export function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** The request's path without its query, as Express's `req.path` reads it (parseurl, memoized on the request). */
+export function requestPath(req: IncomingMessage): string {
+  return parseurl(req)?.pathname ?? "/";
+}
+
+/**
+ * Runs `steps` in order, each calling `next()` to go on or `next(err)` to stop; then `done`, or `failed` with the
+ * error (also one a step throws). The edge of every request (src/http/app.ts) runs on it.
+ */
+export function runSteps(
+  req: IncomingMessage,
+  res: ServerResponse,
+  steps: readonly Middleware[],
+  done: () => void,
+  failed: (err: unknown) => void,
+): void {
+  let i = 0;
+  const next: Next = (err) => {
+    if (err !== undefined && err !== null) return failed(err);
+    const step = steps[i++];
+    if (step === undefined) return done();
+    try {
+      step(req, res, next);
+    } catch (e) {
+      failed(e);
+    }
+  };
+  next();
+}
+
+/**
+ * Sends a text body as Express's `res.send(text)` does once a content type is set: `Content-Type` (with
+ * `charset=utf-8` added when missing), `Content-Length`, no body for HEAD, none and neither header for 204 and
+ * 304. Unlike `res.send`, a long text is not copied into a Buffer first: Node encodes it as it writes.
+ */
+export function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
+  res.statusCode = status;
+  if (status === 204 || status === 304) {
+    res.removeHeader("Content-Type");
+    res.removeHeader("Content-Length");
+    res.removeHeader("Transfer-Encoding");
+    res.end();
+    return;
+  }
+  res.setHeader(
+    "Content-Type",
+    /;\s*charset=/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`,
+  );
+  res.setHeader("Content-Length", Buffer.byteLength(text, "utf8"));
+  if (res.req?.method === "HEAD") res.end();
+  else res.end(text, "utf8");
+}
+
+/** JSON as Express's `res.json` sends it: `application/json; charset=utf-8`. */
+export function sendJson(res: ServerResponse, status: number, json: string): void {
+  sendText(res, status, "application/json", json);
+}
