@@ -12,6 +12,10 @@ import { recordRateLimitRejection } from "./metrics";
 import { safePath } from "./redact";
 
 export function accessLog(logger: Logger): Middleware {
+  // Every field of the line is memgate's own (an id checked or made at the edge, trace ids, the method, a path
+  // template, the status, a duration): nothing the redaction paths could match. Without them a line costs ~3 µs
+  // instead of ~15 µs (pino's redaction walks its 30 paths, wildcards included, on every line).
+  const lines = logger.child({}, { redact: [] });
   return function accessLog(req, res, next) {
     const started = performance.now();
     // Read now: a mounted router may leave `req.url` stripped of its prefix by the time the response closes.
@@ -38,8 +42,8 @@ export function accessLog(logger: Logger): Middleware {
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       // Probes and scrapes, polled every few seconds by orchestrators and scrapers: logged at debug only.
-      if (UNTRACED_PATHS.has(path)) logger.debug(fields, "request");
-      else logger.info(fields, "request");
+      if (UNTRACED_PATHS.has(path)) lines.debug(fields, "request");
+      else lines.info(fields, "request");
     });
     next();
   };
