@@ -31,6 +31,7 @@ import type { PolicyRegistry } from "../policy/registry-types";
 import type { BackendName, FallbackCode } from "../policy/schema";
 import { userScope } from "../redis/keys";
 import { raceSignal } from "../resilience/deadline";
+import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
@@ -560,8 +561,8 @@ export class RetrievalService {
   ): Promise<{ candidates: Candidate[]; native?: NativeAnswer } | Halt> {
     const { req, compiled, backend: name } = turn;
     const { policy } = compiled;
-    const timeout = AbortSignal.timeout(policy.timeouts.backendMs);
-    const signal = clientSignal ? AbortSignal.any([timeout, clientSignal]) : timeout;
+    const deadline = new LinkedSignal(clientSignal, policy.timeouts.backendMs);
+    const { signal } = deadline;
     const limit = turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch;
     try {
       if (req.needs?.user !== false) {
@@ -607,6 +608,8 @@ export class RetrievalService {
       }
       this.deps.logger.error({ err, backend: name }, "backend adapter threw an unexpected error");
       return fallback(UNAVAILABLE[name]);
+    } finally {
+      deadline.dispose();
     }
   }
 

@@ -15,6 +15,7 @@
  */
 import { type serialization, ZepClient } from "@getzep/zep-cloud";
 import { Agent } from "undici";
+import { LinkedSignal } from "../../signals";
 import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
 import { BackendError } from "../types";
 import { toBackendError } from "./errors";
@@ -62,9 +63,9 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
     const { reranker } = req.policy.zep;
     const scopes: ZepScope[] = [...new Set(req.policy.zep.scopes)];
     // When one scope fails the others are cancelled: the search fails as a whole either way.
-    const siblings = new AbortController();
-    const signal = AbortSignal.any([req.signal, siblings.signal]);
-    const timeout = AbortSignal.timeout(timeoutInSeconds * 1000);
+    // One signal for all: the caller's, this adapter's own safety net, and the siblings' failure.
+    const link = new LinkedSignal(req.signal, timeoutInSeconds * 1000);
+    const timedOut = () => link.timedOut;
     let firstError: unknown;
     const settled = await Promise.allSettled(
       scopes.map(async (scope): Promise<ScopeAnswer> => {
@@ -81,20 +82,21 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
             method: "POST",
             path: "/graph/search",
             body,
-            signal,
-            timeout,
+            signal: link.signal,
+            timedOut,
             abortedAs: "aborted",
           });
           return { scope, results: results as serialization.GraphSearchResults.Raw };
         } catch (err) {
           if (firstError === undefined) {
             firstError = err;
-            siblings.abort();
+            link.abort();
           }
           throw err;
         }
       }),
     );
+    link.dispose();
     if (firstError !== undefined) throw firstError;
     return settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   }

@@ -87,8 +87,8 @@ export interface ZepCallInit {
   body?: unknown;
   /** The caller's signal (its deadline). */
   signal: AbortSignal;
-  /** A safety net beside the caller's signal: when it fires the call failed with "timeout". */
-  timeout?: AbortSignal;
+  /** Whether a safety net beside the caller's deadline fired (the signal's own timer): the call failed with "timeout". */
+  timedOut?: () => boolean;
   /** What the caller's signal firing is called in the error (default "timeout": a door's signal is its deadline). */
   abortedAs?: "timeout" | "aborted";
 }
@@ -145,7 +145,7 @@ export async function zepExchange(
     "accept-encoding": ACCEPT_ENCODING,
   };
   if (init.body !== undefined) headers["content-type"] = "application/json";
-  const signal = init.timeout === undefined ? init.signal : AbortSignal.any([init.signal, init.timeout]);
+  const { signal } = init;
   try {
     // As fetch: an already aborted call is refused before any connection.
     signal.throwIfAborted();
@@ -178,7 +178,7 @@ export async function zepExchange(
     const reason =
       err instanceof BodyTooLargeError
         ? "answer too large"
-        : init.timeout?.aborted
+        : init.timedOut?.() === true
           ? "timeout"
           : init.signal.aborted
             ? (init.abortedAs ?? "timeout")
