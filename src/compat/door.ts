@@ -14,9 +14,10 @@
  *   status and body as it came, so the SDK raises its own error.
  * Every answer of the core names its policy: `x-memgate-policy: <name>@<version>`.
  */
-import type { Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { principalOf } from "../http/auth";
 import { refusalProblem, sendUpstream } from "../http/outcome";
+import { headerOf, sendJson } from "../http/plain";
 import type { Logger } from "../logging/logger";
 import type { RetrievalPayload } from "../retrieval/payload";
 import type { RetrievalRequest, RetrievalService } from "../retrieval/service";
@@ -35,7 +36,7 @@ export interface DoorRendering {
 export type DoorRequest = Omit<RetrievalRequest, "principal" | "policy" | "policyField" | "signal">;
 
 /** Aborted when the client goes away before its answer is written. */
-function clientSignal(res: Response): AbortSignal {
+function clientSignal(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   res.on("close", () => {
     if (!res.writableFinished) controller.abort();
@@ -45,14 +46,14 @@ function clientSignal(res: Response): AbortSignal {
 
 /** One retrieval through the core, answered in the door's shape (see the top of this file). */
 export async function serveRetrieval(
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   deps: { retrieval: RetrievalService; logger: Logger },
   request: DoorRequest,
   render: DoorRendering,
 ): Promise<void> {
   const principal = principalOf(res);
-  const asked = req.get(POLICY_HEADER)?.trim();
+  const asked = headerOf(req, POLICY_HEADER)?.trim();
   const outcome = await deps.retrieval.retrieve({
     ...request,
     principal,
@@ -69,7 +70,7 @@ export async function serveRetrieval(
     case "payload": {
       const { payload } = outcome;
       markPayload(res, payload);
-      res.json(render.answer(payload));
+      sendJson(res, 200, JSON.stringify(render.answer(payload)));
       return;
     }
     case "fallback": {
@@ -87,13 +88,13 @@ export async function serveRetrieval(
         "drop-in door fallback",
       );
       const served = outcome.action === "cache" && payload.native !== undefined;
-      res.json(served ? render.answer(payload) : render.empty());
+      sendJson(res, 200, JSON.stringify(served ? render.answer(payload) : render.empty()));
       return;
     }
   }
 }
 
-function markPayload(res: Response, payload: RetrievalPayload): void {
+function markPayload(res: ServerResponse, payload: RetrievalPayload): void {
   const { policy, cache } = payload.metadata;
   res.setHeader(POLICY_HEADER, `${policy.name}@${policy.version}`);
   res.setHeader(CACHE_HEADER, cache);

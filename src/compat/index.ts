@@ -5,12 +5,19 @@
  * How a client adopts memgate: README.md, "Adopting memgate"; the request path: docs/request-lifecycle.md.
  */
 import { Router } from "express";
+import type { HotRoute } from "../http/hot";
 import type { CompatDeps } from "./deps";
-import { openMemoryRoutes } from "./openmemory/routes";
-import { zepRoutes } from "./zep/routes";
+import { openMemoryQueryRoute, openMemoryRoutes } from "./openmemory/routes";
+import { zepRoutes, zepSearchRoute } from "./zep/routes";
 
 export type { CompatDeps } from "./deps";
 
+/** The doors' searches, served before Express (src/http/hot.ts). */
+export function compatHotRoutes(deps: CompatDeps): HotRoute[] {
+  return [zepSearchRoute(deps), openMemoryQueryRoute(deps)];
+}
+
+/** Every other route of the doors, on Express. */
 export function compatRoutes(deps: CompatDeps): Router {
   const router = Router();
   router.use(zepRoutes(deps));

@@ -3,19 +3,20 @@
  * edge steps — the HTTP server span and duration metric, secure headers, the request id, the access log, the
  * draining check —, then goes to its route:
  *
- *   - a **hot route** (`POST /v1/retrieve`) is served right there, on Node's request and response: its own steps
+ *   - a **hot route** (`POST /v1/retrieve`, and the doors' searches `POST /api/v2/graph/search` and
+ *     `POST /memory/query`: ./hot.ts) is served right there, on Node's request and response: its own steps
  *     (authentication, per-key limit, scope, JSON body) are the functions the Express middlewares wrap;
- *   - every other route is Express's (the operations endpoints, the playground, the drop-in Zep and OpenMemory
- *     APIs), then its 404 and error handler.
+ *   - every other route is Express's (the operations endpoints, the playground, the rest of the drop-in Zep and
+ *     OpenMemory APIs), then its 404 and error handler.
  *
  * Why: Express's router and request/response objects cost more per request than anything a cache hit does
  * (`npm run bench -- zep`: a bare Express route ~90 µs of CPU; memgate's whole cache hit, outside Express, about
  * as much). An error that ends a hot route or an edge step is answered as the Express routes' errors are
  * (`answerError`, src/http/middleware.ts).
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { RequestListener } from "node:http";
 import express, { type Express } from "express";
-import { compatRoutes } from "../compat";
+import { compatHotRoutes, compatRoutes } from "../compat";
 import type { LocalStores } from "../compat/local-stores";
 import type { Logger } from "../logging/logger";
 import type { PolicyRegistry } from "../policy/registry-types";
@@ -25,12 +26,13 @@ import { httpServerTelemetry } from "../telemetry/http-server";
 import { metricsRoute } from "../telemetry/prometheus";
 import type { TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
+import { hotRouteOf, hotRouteTable } from "./hot";
 import { answerError, errorHandler, notFound, requestId } from "./middleware";
 import { type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
-import { RETRIEVE_ROUTE, retrieveRoute } from "./routes/retrieve";
+import { retrieveRoute } from "./routes/retrieve";
 import { securityHeaders } from "./security-headers";
 
 /** Everything the HTTP layer needs, wired once (src/server/services.ts) or by a test with fakes. */
@@ -48,23 +50,6 @@ export interface AppServices {
   localStores?: LocalStores;
   /** The policy playground (/ui, /v1/playground): set only when MEMGATE_PLAYGROUND is on. */
   playground?: PlaygroundConfig;
-}
-
-/** A route served before Express; it rejects with what ends the request early (answered by `answerError`). */
-export type HotRoute = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-
-/**
- * The hot route a request asks for, matched as Express matches a route's path: the method, and the path without
- * its query, case-insensitively, with or without one trailing slash (test/http/hot-routes.test.ts holds this
- * against Express's own router).
- */
-export function hotRouteOf(
-  routes: ReadonlyMap<string, HotRoute>,
-  req: IncomingMessage,
-): HotRoute | undefined {
-  const path = requestPath(req);
-  const bare = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-  return routes.get(`${req.method} ${bare.toLowerCase()}`);
 }
 
 /** Draining: new requests get 503 with Retry-After and `connection: close`; /readyz answers for itself. */
@@ -107,7 +92,7 @@ export function createApp(services: AppServices): RequestListener {
     accessLog(logger),
     refuseWhenShuttingDown(services.lifecycle),
   ];
-  const hot = new Map<string, HotRoute>([[`POST ${RETRIEVE_ROUTE}`, retrieveRoute(services)]]);
+  const hot = hotRouteTable([retrieveRoute(services), ...compatHotRoutes(services)]);
   const routes = expressRoutes(services);
   return function memgate(req, res) {
     const failed = (err: unknown) => answerError(err, req, res, logger);
@@ -116,9 +101,9 @@ export function createApp(services: AppServices): RequestListener {
       res,
       edge,
       () => {
-        const route = hotRouteOf(hot, req);
-        if (route === undefined) routes(req, res);
-        else route(req, res).catch(failed);
+        const handle = hotRouteOf(hot, req);
+        if (handle === undefined) routes(req, res);
+        else handle(req, res).catch(failed);
       },
       failed,
     );

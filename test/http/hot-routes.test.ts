@@ -1,13 +1,13 @@
 /**
- * The hot routes (src/http/app.ts): `POST /v1/retrieve` is served on Node's request and response before Express.
- * It must be found for exactly the requests Express's router would have routed to it, and answer its errors as the
- * Express routes answer theirs (the same edge steps, the same `answerError`).
+ * The hot routes (src/http/hot.ts): `POST /v1/retrieve` and the doors' searches are served on Node's request and
+ * response before Express. Each must be found for exactly the requests Express's router would have routed to it,
+ * and answer its errors as the Express routes answer theirs (the same edge steps, the same `answerError`).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import request from "supertest";
-import { type HotRoute, hotRouteOf } from "../../src/http/app";
+import { hotRouteOf, hotRouteTable } from "../../src/http/hot";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 
 function listen(listener: (req: IncomingMessage, res: import("node:http").ServerResponse) => void) {
@@ -32,22 +32,30 @@ function ask(server: Server, method: string, path: string): Promise<string> {
   });
 }
 
+/** memgate's hot routes (src/http/app.ts), as Express would have routed them. */
+const PATHS = ["/v1/retrieve", "/api/v2/graph/search", "/memory/query"];
+
 describe("which requests a hot route serves", () => {
   let express5: Server;
   let hot: Server;
 
   beforeAll(async () => {
     const app = express();
-    app.post("/v1/retrieve", (_req, res) => {
-      res.send("route");
-    });
+    for (const path of PATHS)
+      app.post(path, (_req, res) => {
+        res.send(path);
+      });
     app.use((_req, res) => {
       res.send("none");
     });
     express5 = await listen(app);
-    const routes = new Map<string, HotRoute>([["POST /v1/retrieve", async () => undefined]]);
+    const table = hotRouteTable(
+      PATHS.map((path) => ({ method: "POST", path, handle: async (_req, res) => void res.end(path) })),
+    );
     hot = await listen((req, res) => {
-      res.end(hotRouteOf(routes, req) === undefined ? "none" : "route");
+      const handle = hotRouteOf(table, req);
+      if (handle === undefined) res.end("none");
+      else void handle(req, res);
     });
   });
   afterAll(async () => {
@@ -73,6 +81,16 @@ describe("which requests a hot route serves", () => {
     ["PUT", "/v1/retrieve"],
     ["HEAD", "/v1/retrieve"],
     ["OPTIONS", "/v1/retrieve"],
+    ["POST", "/api/v2/graph/search"],
+    ["POST", "/API/v2/Graph/Search/?x=1"],
+    ["POST", "/api/v2/graph"],
+    ["POST", "/api/v2/graph/search/edges"],
+    ["GET", "/api/v2/graph/search"],
+    ["POST", "/memory/query"],
+    ["POST", "/memory/query/"],
+    ["POST", "/memory/QUERY?k=1"],
+    ["POST", "/memory/queries"],
+    ["DELETE", "/memory/query"],
   ];
 
   test.each(cases)("%s %s: as Express's router decides", async (method, path) => {
@@ -82,7 +100,7 @@ describe("which requests a hot route serves", () => {
 
   test("the cases include both outcomes", async () => {
     const outcomes = await Promise.all(cases.map(([m, p]) => ask(hot, m, p)));
-    expect(new Set(outcomes.filter((o) => o !== ""))).toEqual(new Set(["route", "none"]));
+    expect(new Set(outcomes.filter((o) => o !== ""))).toEqual(new Set([...PATHS, "none"]));
   });
 });
 
@@ -114,6 +132,16 @@ describe("a hot route's errors are answered as an Express route's", () => {
       code: "UNAUTHORIZED",
       requestId: hotAnswer.headers["x-request-id"],
     });
+  });
+
+  test("the doors' searches: 401 as the doors' Express routes answer it", async () => {
+    const zepSearch = await request(h.app).post("/api/v2/graph/search").send({ query: "q" }).expect(401);
+    const zepOther = await request(h.app).get("/api/v2/users/u-1").expect(401);
+    expect(shape(zepSearch)).toEqual(shape(zepOther));
+    const omQuery = await request(h.app).post("/memory/query").send({ query: "q" }).expect(401);
+    const omOther = await request(h.app).get("/memory/all").expect(401);
+    expect(shape(omQuery)).toEqual(shape(omOther));
+    expect(shape(omQuery)).toEqual(shape(zepSearch));
   });
 
   test("403 (explain without admin), with the per-key limit's headers", async () => {

@@ -26,9 +26,12 @@ import {
 import type { BackendConfig } from "../../backends/types";
 import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
+import { guardedRoute, type HotRoute } from "../../http/hot";
 import { jsonBody } from "../../http/middleware";
+import { sendJson } from "../../http/plain";
 import { rateLimitKey } from "../../http/rate-limit";
 import type { RetrievalPayload } from "../../retrieval/payload";
+import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
 import { serveRetrieval } from "../door";
 import { joinUrl, proxy } from "../proxy";
@@ -75,56 +78,59 @@ function pageOf(req: Request): { limit: number; offset: number } {
   return { limit: int(req.query.l, 100, 1000), offset: int(req.query.u, 0, Number.MAX_SAFE_INTEGER) };
 }
 
+/** Which backend answers the tenant's OpenMemory calls (see the top of this file). */
+function targetFor(deps: CompatDeps, principal: Principal): Target {
+  const { tenant } = principal;
+  if (tenant.backends.openmemory !== undefined) return { kind: "upstream", om: tenant.backends.openmemory };
+  const local =
+    tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.backends.local.dataFile);
+  if (local !== undefined) return { kind: "local", surface: localSurface(local) };
+  throw new HttpProblem("FORBIDDEN", "this tenant has no OpenMemory or local backend");
+}
+
+/** `POST /memory/query`: a hot route (src/http/hot.ts) into the core. */
+export function openMemoryQueryRoute(deps: CompatDeps): HotRoute {
+  const route = { path: "/memory/query", scope: "retrieve", bodyLimit: BODY_LIMIT } as const;
+  return guardedRoute(deps, route, async function openMemoryQuery(req, res, { principal, body }) {
+    const target = targetFor(deps, principal);
+    const parsed = parseQuery(body);
+    if (!parsed.ok) {
+      sendJson(res, 400, JSON.stringify({ error: "invalid_input", details: parsed.details }));
+      return;
+    }
+    const q = parsed.value;
+    const render = (payload: RetrievalPayload) => {
+      if (payload.native?.notes?.includes("tag-fallback")) res.setHeader(TAG_FALLBACK_HEADER, "true");
+      if (payload.native?.notes?.includes("as-of-fallback")) res.setHeader(AS_OF_FALLBACK_HEADER, "true");
+      return queryAnswer(q, payload);
+    };
+    await serveRetrieval(
+      req,
+      res,
+      deps,
+      {
+        userId: q.userId ?? DEFAULT_USER,
+        query: q.query,
+        backend: target.kind === "local" ? "local" : "openmemory",
+        topK: q.k,
+        native: { kind: "openmemory.query", body: q.upstreamBody, userId: q.userId, extras: q.extras },
+      },
+      { answer: render, empty: () => ({ query: q.query, matches: [] }) },
+    );
+  });
+}
+
 export function openMemoryRoutes(deps: CompatDeps): Router {
   const router = Router();
   const auth = [authenticate(deps.tenants), rateLimitKey(deps.keyLimits)];
 
-  function targetOf(res: Response): Target {
-    const { tenant } = principalOf(res);
-    if (tenant.backends.openmemory !== undefined) return { kind: "upstream", om: tenant.backends.openmemory };
-    const local =
-      tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.backends.local.dataFile);
-    if (local !== undefined) return { kind: "local", surface: localSurface(local) };
-    throw new HttpProblem("FORBIDDEN", "this tenant has no OpenMemory or local backend");
-  }
+  const targetOf = (res: Response): Target => targetFor(deps, principalOf(res));
 
   function localOf(res: Response): LocalOpenMemory {
     const target = targetOf(res);
     if (target.kind !== "local") throw new HttpProblem("INTERNAL", "not a local target");
     return target.surface;
   }
-
-  router.post(
-    "/memory/query",
-    ...auth,
-    requireScope("retrieve"),
-    ...jsonBody(BODY_LIMIT),
-    async function openMemoryQuery(req, res) {
-      const target = targetOf(res);
-      const parsed = parseQuery(req.body);
-      if (!parsed.ok)
-        return send(res, { status: 400, body: { error: "invalid_input", details: parsed.details } });
-      const q = parsed.value;
-      const render = (payload: RetrievalPayload) => {
-        if (payload.native?.notes?.includes("tag-fallback")) res.setHeader(TAG_FALLBACK_HEADER, "true");
-        if (payload.native?.notes?.includes("as-of-fallback")) res.setHeader(AS_OF_FALLBACK_HEADER, "true");
-        return queryAnswer(q, payload);
-      };
-      await serveRetrieval(
-        req,
-        res,
-        deps,
-        {
-          userId: q.userId ?? DEFAULT_USER,
-          query: q.query,
-          backend: target.kind === "local" ? "local" : "openmemory",
-          topK: q.k,
-          native: { kind: "openmemory.query", body: q.upstreamBody, userId: q.userId, extras: q.extras },
-        },
-        { answer: render, empty: () => ({ query: q.query, matches: [] }) },
-      );
-    },
-  );
 
   router.use(OPENMEMORY_PATHS, ...auth, requireScope("proxy"), function openMemoryProxy(req, res, next) {
     const target = targetOf(res);

@@ -21,6 +21,7 @@ import { BackendError } from "../../backends/types";
 import { askedLimit, zepExchange } from "../../backends/zep/native";
 import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
+import { guardedRoute, type HotRoute } from "../../http/hot";
 import { jsonBody } from "../../http/middleware";
 import { refusalProblem, sendUpstream } from "../../http/outcome";
 import { rateLimitKey } from "../../http/rate-limit";
@@ -51,39 +52,36 @@ function paramsOf(req: Request): Record<string, string> {
   return out;
 }
 
+/** `POST /api/v2/graph/search` (`graph.search`, every scope): a hot route (src/http/hot.ts) into the core. */
+export function zepSearchRoute(deps: CompatDeps): HotRoute {
+  const route = { path: "/api/v2/graph/search", scope: "retrieve", bodyLimit: SEARCH_BODY_LIMIT } as const;
+  return guardedRoute(deps, route, async function zepGraphSearch(req, res, { principal, body }) {
+    zepOf(principal);
+    if (!isRecord(body)) throw new HttpProblem("VALIDATION_FAILED", "body: must be a JSON object");
+    const owner = typeof body.user_id === "string" && body.user_id !== "" ? body.user_id : undefined;
+    const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
+    const topK = askedLimit(body);
+    await serveRetrieval(
+      req,
+      res,
+      deps,
+      {
+        userId: owner ?? (graph === undefined ? "unknown" : `graph:${graph}`),
+        query: typeof body.query === "string" ? body.query : "",
+        backend: "zep",
+        ...(topK === undefined ? {} : { topK }),
+        native: { kind: "zep.graph.search", body, setLimit: topK !== undefined },
+        // A graph search (no user) has no user collection to check; Zep's 404 still says "no such graph".
+        needs: { user: owner !== undefined },
+      },
+      { answer: searchAnswer, empty: () => emptySearchAnswer(body.scope ?? "edges") },
+    );
+  });
+}
+
 export function zepRoutes(deps: CompatDeps): Router {
   const router = Router();
   const auth = [authenticate(deps.tenants), rateLimitKey(deps.keyLimits)];
-
-  router.post(
-    "/api/v2/graph/search",
-    ...auth,
-    requireScope("retrieve"),
-    ...jsonBody(SEARCH_BODY_LIMIT),
-    async function zepGraphSearch(req, res) {
-      zepOf(principalOf(res));
-      if (!isRecord(req.body)) throw new HttpProblem("VALIDATION_FAILED", "body: must be a JSON object");
-      const body = req.body;
-      const owner = typeof body.user_id === "string" && body.user_id !== "" ? body.user_id : undefined;
-      const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
-      const topK = askedLimit(body);
-      await serveRetrieval(
-        req,
-        res,
-        deps,
-        {
-          userId: owner ?? (graph === undefined ? "unknown" : `graph:${graph}`),
-          query: typeof body.query === "string" ? body.query : "",
-          backend: "zep",
-          ...(topK === undefined ? {} : { topK }),
-          native: { kind: "zep.graph.search", body, setLimit: topK !== undefined },
-          // A graph search (no user) has no user collection to check; Zep's 404 still says "no such graph".
-          needs: { user: owner !== undefined },
-        },
-        { answer: searchAnswer, empty: () => emptySearchAnswer(body.scope ?? "edges") },
-      );
-    },
-  );
 
   router.get(
     "/api/v2/threads/:threadId/context",
