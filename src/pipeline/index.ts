@@ -4,7 +4,7 @@ import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt } from "./stages/format";
 import { interleaveStage } from "./stages/interleave";
-import { redactStage } from "./stages/redact";
+import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
 import { thresholdStage } from "./stages/threshold";
 import { parseTimestamp } from "./text/time";
@@ -73,23 +73,26 @@ export function runPipeline(
   const trace: StageTrace[] = [];
   const applied: string[] = [];
   let items = input.candidates.map(toWorkItem);
-  const run = (filter: string, stage: () => StageResult) => {
+  /** `rewrites`: the stage may rewrite contents, which are then redacted again (`redactRewritten`). */
+  const run = (filter: string, stage: () => StageResult, rewrites = false) => {
     const startedAt = observer?.now() ?? 0;
+    const before = items;
     const result = stage();
     items = result.items;
+    if (rewrites) result.trace.changes.push(...redactRewritten(before, items, ctx));
     trace.push(result.trace);
     applied.push(filter);
     observer?.stage(result.trace, startedAt, observer.now());
   };
 
   if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
-  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx));
+  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
   run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
   const { mode } = policy.clip;
   if (mode !== "off") {
-    run(mode === "leading" ? "clip" : `clip:${mode}`, () => clipStage(items, policy, ctx, input.query));
+    run(mode === "leading" ? "clip" : `clip:${mode}`, () => clipStage(items, policy, ctx, input.query), true);
   }
   let totalTokens = 0;
   run("token_budget", () => {

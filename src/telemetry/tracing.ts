@@ -202,7 +202,7 @@ export function pipelineObserver(policy: string, backend: string): PipelineObser
   return {
     now: () => performance.now(),
     stage(t, startedAt, endedAt) {
-      if (t.stage === "redaction" || t.stage === "clip") recordRedactions(t.changes); // clip: joined text redacted again
+      recordRedactions(t.changes); // the redaction stage, and a rewriting stage's text redacted again
       if (t.stage === "injection") recordInjection(t.changes);
       if (t.stage === "deduplication") {
         const duplicates = t.changes.filter((c) => c.reason.startsWith("duplicate_of:")).length;

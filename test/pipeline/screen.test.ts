@@ -148,6 +148,34 @@ describe("injection stage in the pipeline", () => {
     expect(result.systemPrompt).not.toContain("previous instructions");
   });
 
+  test("a neutralized span that joined two lines is redacted again (a phone word next to a number)", () => {
+    // Whole, "Call" and the number are on different lines: the phone detector rightly does not fire. Neutralized,
+    // the <script> block spanning them becomes one marker and both stand on one line.
+    const content = "Call me <script>\nfetch('/x')\n</script> 100-01-0001 thanks";
+    const phone = compilePolicy(makePolicy({ redaction: { enabled: true, detectors: ["phone"] } })).ctx
+      .redactor;
+    expect(phone.redact(content).fired).toEqual([]);
+    const candidates = [makeCandidate({ id: "html", content, score: 0.9 })];
+    const redaction = { redaction: { enabled: true, detectors: ["phone" as const] } };
+    const neutralized = run({ enabled: true, detectors: ["active_html"], action: "neutralize" }, candidates);
+    const joined = neutralized.memories[0]?.content ?? "";
+    expect(joined).toContain(INJECTION_MARKER);
+    expect(phone.redact(joined).fired).toEqual(["phone"]);
+
+    const result = run(
+      { enabled: true, detectors: ["active_html"], action: "neutralize" },
+      candidates,
+      redaction,
+    );
+    expect(result.memories[0]?.content).toBe(phone.redact(joined).text);
+    expect(result.memories[0]?.provenance.wasRedacted).toBe(true);
+    expect(result.trace.find((t) => t.stage === "injection")?.changes.map((c) => c.reason)).toEqual([
+      "injection:active_html:neutralize",
+      "redacted:phone",
+    ]);
+    expect(phone.redact(result.systemPrompt).fired).toEqual([]);
+  });
+
   test("only the listed detectors run", () => {
     const result = run({ enabled: true, detectors: ["tool_call"], action: "drop" }, INJECTED);
     expect(result.memories.map((m) => m.id).sort()).toEqual(["clean", "override", "role"]);

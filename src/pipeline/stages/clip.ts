@@ -149,7 +149,7 @@ export function assembleSentences(
  * and record `originalLength` (UTF-16 code units before clipping). Pure: returns new items, order kept.
  * Mode `off` is not run as a stage (runPipeline skips it).
  */
-export function clipStage(items: WorkItem[], policy: Policy, ctx?: StageContext, query = ""): StageResult {
+export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext, query = ""): StageResult {
   const max = limitOf(policy.retrieval.clipSentences);
   const relevant = policy.clip.mode === "relevant" ? queryTermsForRelevance(query) : [];
   if (relevant.length === 0) {
@@ -185,18 +185,6 @@ export function clipStage(items: WorkItem[], policy: Policy, ctx?: StageContext,
       own,
       kept.map((k) => k.sentence),
     );
-    // Joining runs of sentences puts text from different lines side by side ("… 100-01-0001 ... Call me …"):
-    // a detector that reads context (a phone word near a number) may now see what the redaction stage, on the
-    // whole text, rightly did not. Redacted again, so no enabled detector matches what is kept.
-    const redactor = ctx?.redactor;
-    const joined = kept.some((k, j) => j > 0 && k.sentence !== (kept[j - 1]?.sentence ?? -1) + 1);
-    if (joined && redactor?.enabled === true) {
-      const again = redactor.redact(content);
-      if (again.fired.length > 0) {
-        for (const detector of again.fired) changes.push({ id: item.id, reason: `redacted:${detector}` });
-        return { ...item, content: again.text, wasRedacted: true, originalLength: item.content.length };
-      }
-    }
     return { ...item, content, originalLength: item.content.length };
   });
   return clipResult(items, out, changes, {

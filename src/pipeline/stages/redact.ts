@@ -29,3 +29,31 @@ export function redactStage(items: WorkItem[], _policy: Policy, ctx: StageContex
   });
   return { items: out, trace: { stage: "redaction", in: items.length, out: out.length, changes } };
 }
+
+/**
+ * Items a later stage rewrote (the injection screen's neutralized spans, the clip's joined sentences) redacted
+ * again, so no enabled detector matches what leaves the pipeline: a rewrite can put text from different lines side
+ * by side (`… 100-01-0001 ... Call me …`), and a detector that reads context (a phone word near a number) may then
+ * see what the redaction stage, reading the whole text, rightly did not. `before` is the stage's input; only items
+ * whose content changed are read again. Returns what was replaced (`redacted:<detector>`, added to that stage's
+ * trace); `after` is updated in place.
+ */
+export function redactRewritten(
+  before: readonly WorkItem[],
+  after: WorkItem[],
+  ctx: StageContext,
+): TraceChange[] {
+  const { redactor } = ctx;
+  const changes: TraceChange[] = [];
+  if (!redactor.enabled) return changes;
+  const was = new Map<string, string>();
+  for (const item of before) was.set(item.id, item.content);
+  after.forEach((item, i) => {
+    if (was.get(item.id) === item.content) return;
+    const { text, fired } = redactor.redact(item.content);
+    if (fired.length === 0) return;
+    for (const detector of fired) changes.push({ id: item.id, reason: `redacted:${detector}` });
+    after[i] = { ...item, content: text, wasRedacted: true };
+  });
+  return changes;
+}
