@@ -59,6 +59,11 @@ export const envSchema = z.object({
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+  /**
+   * Auto-pipelining of one node's or Sentinel's master's commands (ioredis `enableAutoPipelining`): on unless
+   * "false". Not with a Cluster (ioredis does not follow MOVED/ASK for a batch of several slots' writes).
+   */
+  REDIS_AUTO_PIPELINING: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
   /** Prefix of every key memgate writes in Redis (several deployments can share one Redis). */
   MEMGATE_REDIS_PREFIX: z
     .string()
@@ -141,6 +146,14 @@ const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
       if (env[k] !== undefined) fail(k, `does not apply ${where}`);
     if (env.REDIS_TLS) fail("REDIS_TLS", `does not apply ${where}`);
   }
+  const pipelining = env.REDIS_AUTO_PIPELINING;
+  if (pipelining !== undefined && set.length === 0)
+    fail("REDIS_AUTO_PIPELINING", "only applies with REDIS_URL or REDIS_SENTINELS");
+  if ((pipelining === "true" || pipelining === "1") && env.REDIS_CLUSTER_NODES !== undefined)
+    fail(
+      "REDIS_AUTO_PIPELINING",
+      "does not apply with REDIS_CLUSTER_NODES (ioredis does not follow MOVED/ASK for an auto-pipelined batch)",
+    );
   if (env.MEMGATE_PLAYGROUND !== "on" && env.MEMGATE_PLAYGROUND_GOLDEN !== undefined)
     fail("MEMGATE_PLAYGROUND_GOLDEN", "only applies with MEMGATE_PLAYGROUND=on");
 });

@@ -19,6 +19,11 @@ export interface RedisOptions {
   connectTimeoutMs?: number;
   /** Longest pause between reconnection attempts. */
   maxBackoffMs?: number;
+  /**
+   * Auto-pipelining (one node or Sentinel's master; never a Cluster): commands issued in the same turn of the event
+   * loop leave in one socket write. Default off here; `REDIS_AUTO_PIPELINING` (default on) sets it when serving.
+   */
+  autoPipelining?: boolean;
 }
 
 /** What /readyz shows for Redis. */
@@ -70,12 +75,14 @@ export class RedisConnection {
       connectTimeout: opts.connectTimeoutMs ?? 2000,
       // An old master back as a replica refuses writes (READONLY): reconnect, which finds the master again.
       reconnectOnError: (err) => err.message.startsWith("READONLY"),
-      // Commands sent in the same turn of the event loop (concurrent requests' limits, admissions, cache writes)
-      // leave in one socket write: each write to Redis is a system call that cost ~20 µs here, two per cache hit
-      // (README, "The Zep path and the cache hit"). ioredis flushes them in a setImmediate, at the end of the turn.
-      enableAutoPipelining: true,
     };
     this.cluster = target.kind === "cluster";
+    // Auto-pipelining: the commands of concurrent requests (limits, admissions, cache writes) issued in one turn
+    // of the event loop leave in one socket write, flushed in a setImmediate. Each write to Redis is a system call
+    // (~20 µs of CPU on the bench machine, two per cache hit: README, "The Zep path and the cache hit"). The price:
+    // ioredis keeps one batch in flight per connection, so under load a command may wait for the batch before it
+    // (up to one round trip). Never on a Cluster, where a batch's redirections would not all be followed.
+    if (opts.autoPipelining === true && !this.cluster) node.enableAutoPipelining = true;
     this.client = createClient(target, node, backoff);
     let wasReady = false;
     this.client.on("error", (err: unknown) => this.log.warn("connection", err));
@@ -180,7 +187,6 @@ function createClient(
   const options: ClusterOptions = {
     lazyConnect: true,
     enableOfflineQueue: false,
-    enableAutoPipelining: true, // per node, as above
 
     redisOptions: { ...perNode, ...auth },
     clusterRetryStrategy: (times) => backoff(times),

@@ -59,7 +59,12 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
       async close() {},
     };
   }
-  const redis = new RedisConnection({ target, prefix: env.MEMGATE_REDIS_PREFIX, logger });
+  const redis = new RedisConnection({
+    target,
+    prefix: env.MEMGATE_REDIS_PREFIX,
+    logger,
+    autoPipelining: env.REDIS_AUTO_PIPELINING !== "false" && env.REDIS_AUTO_PIPELINING !== "0",
+  });
   const cache = new RedisPayloadCache(redis);
   const limiter = new RedisRateLimiter(redis, "user");
   const cooldown = new RedisBackendCooldown(redis);

@@ -83,9 +83,29 @@ describe("Redis topology from the environment", () => {
     ],
     [{ REDIS_CLUSTER_NODES: "a:1", REDIS_TLS: "yes" }, /^REDIS_TLS: must be true or false \(got "yes"\)$/],
     [{ REDIS_TLS: "true" }, /^REDIS_TLS: does not apply without/],
+    [
+      { REDIS_URL: "redis://x:6379", REDIS_AUTO_PIPELINING: "yes" },
+      /^REDIS_AUTO_PIPELINING: must be true or false/,
+    ],
+    [
+      { REDIS_AUTO_PIPELINING: "false" },
+      /^REDIS_AUTO_PIPELINING: only applies with REDIS_URL or REDIS_SENTINELS/,
+    ],
+    [
+      { REDIS_CLUSTER_NODES: "a:1", REDIS_AUTO_PIPELINING: "true" },
+      /^REDIS_AUTO_PIPELINING: does not apply with REDIS_CLUSTER_NODES/,
+    ],
   ])("%j → %s", (env, message) => {
     expect(() => parseEnv(env)).toThrow(EnvError);
     expect(() => parseEnv(env)).toThrow(message);
+  });
+
+  test("auto-pipelining: on unless false; a Cluster may say false", () => {
+    expect(parseEnv({ REDIS_URL: "redis://x:6379" }).REDIS_AUTO_PIPELINING).toBeUndefined();
+    expect(
+      parseEnv({ REDIS_URL: "redis://x:6379", REDIS_AUTO_PIPELINING: "false" }).REDIS_AUTO_PIPELINING,
+    ).toBe("false");
+    expect(() => parseEnv({ REDIS_CLUSTER_NODES: "a:1", REDIS_AUTO_PIPELINING: "false" })).not.toThrow();
   });
 
   test("a password is never echoed in the error", () => {
