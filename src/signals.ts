@@ -21,13 +21,14 @@ export class LinkedSignal {
       return;
     }
     if (parent !== undefined) {
-      this.onParentAbort = () => this.controller.abort(parent.reason);
+      this.onParentAbort = () => this.abort(parent.reason);
       parent.addEventListener("abort", this.onParentAbort, { once: true });
     }
     if (ms !== undefined) {
       this.timer = setTimeout(() => {
+        if (this.signal.aborted) return;
         this.timedOut = true;
-        this.controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+        this.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
       }, ms);
       this.timer.unref();
     }
@@ -37,8 +38,10 @@ export class LinkedSignal {
     return this.controller.signal;
   }
 
+  /** Aborts (first reason wins) and releases the timer and the parent's listener. */
   abort(reason?: unknown): void {
     this.controller.abort(reason);
+    this.dispose();
   }
 
   /** The call is over: the timer and the parent's listener are released (the signal no longer fires). */

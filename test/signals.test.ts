@@ -14,6 +14,15 @@ describe("LinkedSignal", () => {
     link.dispose();
   });
 
+  test("after the parent aborted, its own time never runs out (the timer is released)", async () => {
+    const parent = new AbortController();
+    const link = new LinkedSignal(parent.signal, 5);
+    parent.abort("gone");
+    await tick(30);
+    expect(link.timedOut).toBe(false);
+    expect(link.signal.reason).toBe("gone");
+  });
+
   test("a parent already aborted: aborted at once", () => {
     const parent = new AbortController();
     parent.abort("gone");

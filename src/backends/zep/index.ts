@@ -67,36 +67,40 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
     const link = new LinkedSignal(req.signal, timeoutInSeconds * 1000);
     const timedOut = () => link.timedOut;
     let firstError: unknown;
-    const settled = await Promise.allSettled(
-      scopes.map(async (scope): Promise<ScopeAnswer> => {
-        try {
-          const body: serialization.GraphSearchQuery.Raw = {
-            user_id: req.userId,
-            query: req.query,
-            limit,
-            scope,
-            reranker,
-            ...(reranker === "mmr" ? { mmr_lambda: DEFAULT_MMR_LAMBDA } : {}),
-          };
-          const results = await zepJson(wire, "graph.search", {
-            method: "POST",
-            path: "/graph/search",
-            body,
-            signal: link.signal,
-            timedOut,
-            abortedAs: "aborted",
-          });
-          return { scope, results: results as serialization.GraphSearchResults.Raw };
-        } catch (err) {
-          if (firstError === undefined) {
-            firstError = err;
-            link.abort();
+    let settled: PromiseSettledResult<ScopeAnswer>[];
+    try {
+      settled = await Promise.allSettled(
+        scopes.map(async (scope): Promise<ScopeAnswer> => {
+          try {
+            const body: serialization.GraphSearchQuery.Raw = {
+              user_id: req.userId,
+              query: req.query,
+              limit,
+              scope,
+              reranker,
+              ...(reranker === "mmr" ? { mmr_lambda: DEFAULT_MMR_LAMBDA } : {}),
+            };
+            const results = await zepJson(wire, "graph.search", {
+              method: "POST",
+              path: "/graph/search",
+              body,
+              signal: link.signal,
+              timedOut,
+              abortedAs: "aborted",
+            });
+            return { scope, results: results as serialization.GraphSearchResults.Raw };
+          } catch (err) {
+            if (firstError === undefined) {
+              firstError = err;
+              link.abort();
+            }
+            throw err;
           }
-          throw err;
-        }
-      }),
-    );
-    link.dispose();
+        }),
+      );
+    } finally {
+      link.dispose();
+    }
     if (firstError !== undefined) throw firstError;
     return settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   }
