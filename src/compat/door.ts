@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { principalOf } from "../http/auth";
 import { refusalProblem, sendUpstream } from "../http/outcome";
-import { headerOf, sendJson } from "../http/plain";
+import { abortOnClose, headerOf, sendJson } from "../http/plain";
 import type { Logger } from "../logging/logger";
 import type { RetrievalPayload } from "../retrieval/payload";
 import type { RetrievalRequest, RetrievalService } from "../retrieval/service";
@@ -35,15 +35,6 @@ export interface DoorRendering {
 
 export type DoorRequest = Omit<RetrievalRequest, "principal" | "policy" | "policyField" | "signal">;
 
-/** Aborted when the client goes away before its answer is written. */
-function clientSignal(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 /** One retrieval through the core, answered in the door's shape (see the top of this file). */
 export async function serveRetrieval(
   req: IncomingMessage,
@@ -59,7 +50,7 @@ export async function serveRetrieval(
     principal,
     ...(asked === undefined ? {} : { policy: asked }),
     policyField: POLICY_HEADER,
-    signal: clientSignal(res),
+    signal: abortOnClose(res),
   });
   switch (outcome.kind) {
     case "refused":

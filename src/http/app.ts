@@ -28,7 +28,7 @@ import type { TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
 import { hotRouteOf, hotRouteTable } from "./hot";
 import { answerError, errorHandler, notFound, requestId } from "./middleware";
-import { type Middleware, requestPath, runSteps } from "./plain";
+import { localsOf, type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
@@ -95,7 +95,15 @@ export function createApp(services: AppServices): RequestListener {
   const hot = hotRouteTable([retrieveRoute(services), ...compatHotRoutes(services)]);
   const routes = expressRoutes(services);
   return function memgate(req, res) {
-    const failed = (err: unknown) => answerError(err, req, res, logger);
+    const failed = (err: unknown) => {
+      try {
+        answerError(err, req, res, logger);
+      } catch (cause) {
+        // Never an unhandled rejection (a crash) for one request: cut it off.
+        logger.error({ err: cause, requestId: localsOf(res).requestId }, "answering an error failed");
+        res.destroy();
+      }
+    };
     runSteps(
       req,
       res,

@@ -11,15 +11,6 @@ import type { Principal, Scope, TenantDirectory } from "../tenants/types";
 import { HttpProblem } from "./errors";
 import { localsOf, type Middleware } from "./plain";
 
-declare global {
-  namespace Express {
-    interface Locals {
-      /** The caller, set by `authenticate()`. */
-      principal?: Principal;
-    }
-  }
-}
-
 const SCHEMES: ReadonlySet<string> = new Set(["bearer", "api-key"]);
 const EXPECTED = `send "Authorization: Bearer <key>", "x-api-key: <key>" or "Authorization: Api-Key <key>"`;
 /** RFC 9110 §11.6.1: a 401 says how to authenticate. */

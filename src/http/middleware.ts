@@ -7,14 +7,6 @@ import { runWithRequestId } from "../telemetry/log-context";
 import { type ErrorCode, HttpProblem, PROBLEM_CONTENT_TYPE, toProblem } from "./errors";
 import { headerOf, localsOf, type Middleware, sendText } from "./plain";
 
-declare global {
-  namespace Express {
-    interface Locals {
-      requestId: string;
-    }
-  }
-}
-
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -67,13 +59,11 @@ export function jsonBodyReader(limit = "64kb"): JsonBodyReader {
 }
 
 /** `jsonBodyReader` as a step: the body in `req.body`. */
-export function jsonBody(limit = "64kb"): Middleware[] {
+export function jsonBody(limit = "64kb"): Middleware {
   const read = jsonBodyReader(limit);
-  return [
-    function jsonBody(req, res, next) {
-      read(req, res).then(() => next(), next);
-    },
-  ];
+  return function jsonBody(req, res, next) {
+    read(req, res).then(() => next(), next);
+  };
 }
 
 /** "64kb" → 65536, "1mb" → 1048576, "500" → 500 (the forms this code base passes to jsonBody). */
@@ -153,12 +143,13 @@ export function notFound(): RequestHandler {
 /**
  * The answer to an error that ended a request: an `HttpProblem` as itself, body-parser's and express's 4xx errors
  * as their codes, anything else (a bug) logged and answered 500 — problem+json with the request id in every case.
- * An answer already started is cut off instead (the connection is destroyed: the client sees it fail).
+ * An answer already started and not finished is cut off instead (the connection is destroyed: the client sees it
+ * fail).
  */
 export function answerError(err: unknown, req: IncomingMessage, res: ServerResponse, logger: Logger): void {
   if (res.headersSent) {
     logger.error({ err, requestId: localsOf(res).requestId }, "error after the answer started");
-    res.destroy(err instanceof Error ? err : undefined);
+    if (!res.writableEnded) res.destroy(err instanceof Error ? err : undefined);
     return;
   }
   // Refused before its body was read (401, 403, 413, …): close the connection rather than let Node read and

@@ -15,8 +15,18 @@ export interface RequestLocals {
   requestId?: string;
   /** The caller, set by authentication (src/http/auth.ts). */
   principal?: Principal;
-  /** The route template, set by a handler Express did not route by path (src/telemetry/http-server.ts). */
+  /**
+   * The route template, set by a handler Express did not route by path (the drop-in proxies' mount path, the hot
+   * routes served before Express): src/telemetry/http-server.ts.
+   */
   httpRoute?: string;
+}
+
+declare global {
+  namespace Express {
+    /** Express's `res.locals` is the same object (`localsOf`). */
+    interface Locals extends RequestLocals {}
+  }
 }
 
 export type Next = (err?: unknown) => void;
@@ -67,11 +77,17 @@ export function runSteps(
 }
 
 /**
- * Sends a text body as Express's `res.send(text)` does once a content type is set: `Content-Type` (with
- * `charset=utf-8` added when missing), `Content-Length`, no body for HEAD, none and neither header for 204 and
- * 304. Unlike `res.send`, a long text is not copied into a Buffer first: Node encodes it as it writes.
+ * Sends a body as Express's `res.send` does: `Content-Type` (a text gets `charset=utf-8` added when its type has
+ * none; a Buffer without a type is `application/octet-stream`), `Content-Length`, no body for HEAD, and neither
+ * body nor those headers for 204 and 304. Unlike `res.send`, a long text is not copied into a Buffer first: Node
+ * encodes it as it writes.
  */
-export function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
+export function sendBody(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  contentType?: string,
+): void {
   res.statusCode = status;
   if (status === 204 || status === 304) {
     res.removeHeader("Content-Type");
@@ -80,16 +96,34 @@ export function sendText(res: ServerResponse, status: number, contentType: strin
     res.end();
     return;
   }
-  res.setHeader(
-    "Content-Type",
-    /;\s*charset=/i.test(contentType) ? contentType : `${contentType}; charset=utf-8`,
-  );
-  res.setHeader("Content-Length", Buffer.byteLength(text, "utf8"));
+  if (typeof body === "string") {
+    const type = contentType ?? "text/plain";
+    res.setHeader("Content-Type", /;\s*charset=/i.test(type) ? type : `${type}; charset=utf-8`);
+    res.setHeader("Content-Length", Buffer.byteLength(body, "utf8"));
+  } else {
+    if (contentType !== undefined) res.setHeader("Content-Type", contentType);
+    else if (!res.hasHeader("Content-Type")) res.setHeader("Content-Type", "application/octet-stream");
+    res.setHeader("Content-Length", body.length);
+  }
   if (res.req?.method === "HEAD") res.end();
-  else res.end(text, "utf8");
+  else res.end(body);
 }
 
-/** JSON as Express's `res.json` sends it: `application/json; charset=utf-8`. */
+/** A text answer (`res.send(text)` with its content type set). */
+export function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
+  sendBody(res, status, text, contentType);
+}
+
+/** JSON text as Express's `res.json` sends it: `application/json; charset=utf-8`. */
 export function sendJson(res: ServerResponse, status: number, json: string): void {
-  sendText(res, status, "application/json", json);
+  sendBody(res, status, json, "application/json");
+}
+
+/** A signal aborted when the client goes away before its answer is written (the listener goes with `close`). */
+export function abortOnClose(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }

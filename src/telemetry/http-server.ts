@@ -58,18 +58,6 @@ const KNOWN_METHODS = new Set([
   "TRACE",
 ]);
 
-declare global {
-  namespace Express {
-    interface Locals {
-      /**
-       * A route template set by a handler Express did not route to by path (the drop-in proxies' mount path, the
-       * hot routes served before Express).
-       */
-      httpRoute?: string;
-    }
-  }
-}
-
 /** What Express adds to a request it routed: the matched route and the mount path of its router. */
 type Routed = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
 

@@ -144,7 +144,7 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
   });
 
   // Reached only for a tenant served by its local store (the proxy above answers everyone else).
-  router.post("/memory/add", ...jsonBody(BODY_LIMIT), function localAdd(req, res) {
+  router.post("/memory/add", jsonBody(BODY_LIMIT), function localAdd(req, res) {
     const surface = localOf(res);
     const parsed = addSchema.safeParse(req.body);
     if (!parsed.success) {

@@ -110,7 +110,7 @@ export function zepRoutes(deps: CompatDeps): Router {
     "/api/v2/threads/:threadId/messages",
     ...auth,
     requireScope("proxy"),
-    ...jsonBody(MESSAGES_BODY_LIMIT),
+    jsonBody(MESSAGES_BODY_LIMIT),
     async function zepAddMessages(req, res) {
       const principal = principalOf(res);
       const zep = zepOf(principal);

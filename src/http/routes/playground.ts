@@ -137,7 +137,7 @@ export function playgroundRoutes(deps: {
   });
 
   /** `memgate policy validate` on the editor's text: 200 with its lines, ok or not. */
-  router.post("/v1/playground/validate", ...admin, ...jsonBody(VALIDATE_BODY), function validate(req, res) {
+  router.post("/v1/playground/validate", ...admin, jsonBody(VALIDATE_BODY), function validate(req, res) {
     const { text } = parse(validateBodySchema, req.body);
     const checked = checkPolicyText(text, EDITOR_FILE);
     if (!checked.ok) {
@@ -152,35 +152,30 @@ export function playgroundRoutes(deps: {
     });
   });
 
-  router.post(
-    "/v1/playground/compare",
-    ...admin,
-    ...jsonBody(COMPARE_BODY),
-    async function compare(req, res) {
-      const body = parse(compareBodySchema, req.body);
-      const controller = new AbortController();
-      const onClose = () => {
-        if (!res.writableFinished) controller.abort();
-      };
-      res.on("close", onClose);
-      try {
-        const outcome = await deps.retrieval.compare({
-          principal: principalOf(res),
-          userId: body.userId,
-          query: body.query,
-          backend: body.backend as BackendName | undefined,
-          policies: body.policies,
-          signal: controller.signal,
-        });
-        if (outcome.kind === "refused") throw refusalProblem(outcome);
-        res.json(outcome.comparison);
-      } finally {
-        res.off("close", onClose);
-      }
-    },
-  );
+  router.post("/v1/playground/compare", ...admin, jsonBody(COMPARE_BODY), async function compare(req, res) {
+    const body = parse(compareBodySchema, req.body);
+    const controller = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) controller.abort();
+    };
+    res.on("close", onClose);
+    try {
+      const outcome = await deps.retrieval.compare({
+        principal: principalOf(res),
+        userId: body.userId,
+        query: body.query,
+        backend: body.backend as BackendName | undefined,
+        policies: body.policies,
+        signal: controller.signal,
+      });
+      if (outcome.kind === "refused") throw refusalProblem(outcome);
+      res.json(outcome.comparison);
+    } finally {
+      res.off("close", onClose);
+    }
+  });
 
-  router.post("/v1/playground/eval", ...admin, ...jsonBody(EVAL_BODY), async function evaluate(req, res) {
+  router.post("/v1/playground/eval", ...admin, jsonBody(EVAL_BODY), async function evaluate(req, res) {
     const body = parse(evalBodySchema, req.body);
     if (golden === undefined) {
       throw new HttpProblem("NOT_FOUND", "no golden set configured (set MEMGATE_PLAYGROUND_GOLDEN)");

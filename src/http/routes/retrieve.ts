@@ -3,7 +3,8 @@ import type { RetrievalService } from "../../retrieval/service";
 import type { TenantDirectory } from "../../tenants/types";
 import { HttpProblem } from "../errors";
 import { guardedRoute, type HotRoute } from "../hot";
-import { refusalProblem, sendJsonText, sendUpstream } from "../outcome";
+import { refusalProblem, sendUpstream } from "../outcome";
+import { abortOnClose, sendJson } from "../plain";
 import type { KeyLimits } from "../rate-limit";
 import { describeZodError } from "../validation";
 
@@ -20,39 +21,30 @@ export function retrieveRoute(deps: {
   return guardedRoute(deps, route, async function retrieve(_req, res, { principal, body: raw }) {
     const parsed = retrieveBodySchema.safeParse(raw);
     if (!parsed.success) throw new HttpProblem("VALIDATION_FAILED", describeZodError(parsed.error));
-    const controller = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) controller.abort();
-    };
-    res.on("close", onClose);
-    try {
-      const body = parsed.data;
-      const outcome = await deps.retrieval.retrieve({
-        principal,
-        userId: body.userId,
-        query: body.query ?? "",
-        policy: body.policy,
-        overrides: body.overrides,
-        explain: body.explain,
-        backend: body.backend,
-        turn: { sessionId: body.sessionId, useMemory: body.useMemory },
-        signal: controller.signal,
-      });
-      switch (outcome.kind) {
-        case "payload":
-          sendJsonText(res, outcome.json ?? JSON.stringify(outcome.payload));
-          return;
-        case "fallback":
-          sendJsonText(res, JSON.stringify(outcome.payload));
-          return;
-        case "refused":
-          throw refusalProblem(outcome);
-        case "rejected":
-          sendUpstream(res, outcome.response);
-          return;
-      }
-    } finally {
-      res.off("close", onClose);
+    const body = parsed.data;
+    const outcome = await deps.retrieval.retrieve({
+      principal,
+      userId: body.userId,
+      query: body.query ?? "",
+      policy: body.policy,
+      overrides: body.overrides,
+      explain: body.explain,
+      backend: body.backend,
+      turn: { sessionId: body.sessionId, useMemory: body.useMemory },
+      signal: abortOnClose(res),
+    });
+    switch (outcome.kind) {
+      case "payload":
+        sendJson(res, 200, outcome.json ?? JSON.stringify(outcome.payload));
+        return;
+      case "fallback":
+        sendJson(res, 200, JSON.stringify(outcome.payload));
+        return;
+      case "refused":
+        throw refusalProblem(outcome);
+      case "rejected":
+        sendUpstream(res, outcome.response);
+        return;
     }
   });
 }
