@@ -12,6 +12,13 @@ import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
 import { childrenOf, installTelemetry, spanNamed, type TestTelemetry } from "./setup";
 
+/**
+ * A span time ([seconds, nanoseconds]) as one number: comparing the arrays themselves compares their texts
+ * ("1764,99999999" > "1764,123456789"), which failed a run of this test.
+ */
+const nanos = ([seconds, ns]: readonly [number, number]): bigint =>
+  BigInt(seconds) * BigInt(1e9) + BigInt(ns);
+
 const body = (patch: Record<string, unknown> = {}) => ({
   userId: "u-123",
   sessionId: "s-9",
@@ -117,7 +124,7 @@ describe("retrieval spans", () => {
     for (const stage of stages) {
       expect(stage.attributes["memgate.stage.in"]).toBe(expectedIn);
       expectedIn = Number(stage.attributes["memgate.stage.out"]);
-      expect(stage.startTime >= retrieve.startTime).toBe(true);
+      expect(nanos(stage.startTime) >= nanos(retrieve.startTime)).toBe(true);
     }
     expect(expectedIn).toBe(meta.includedResults);
     expect(spanNamed(trace, "memgate.stage.deduplication").attributes["memgate.stage.duplicates"]).toBe(1);
