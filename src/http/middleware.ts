@@ -170,13 +170,9 @@ export function answerError(err: unknown, req: IncomingMessage, res: ServerRespo
   sendProblem(res, "INTERNAL", "internal error");
 }
 
-/** The one error handler of the Express routes: `answerError`; an answer already started goes to Express's own. */
+/** The one error handler of the Express routes: `answerError`, as for the hot routes. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return function errorHandler(err: unknown, req, res, next) {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
+  return function errorHandler(err: unknown, req, res, _next) {
     answerError(err, req, res, logger);
   };
 }

@@ -7,6 +7,7 @@ import type { Candidate } from "../../src/pipeline/types";
 import { compilePolicy, compilePolicyText, policyHash } from "../../src/policy/compile";
 import { INJECTION_DETECTORS, type PolicyInput, policySchema } from "../../src/policy/schema";
 import { makeCandidate, makePolicy } from "../helpers/items";
+import { expectRedactedAgain, phoneRedactor } from "../helpers/redacted-again";
 
 const ROOT = join(__dirname, "..", "..");
 const CASES = parseInjectionCases(
@@ -152,28 +153,15 @@ describe("injection stage in the pipeline", () => {
     // Whole, "Call" and the number are on different lines: the phone detector rightly does not fire. Neutralized,
     // the <script> block spanning them becomes one marker and both stand on one line.
     const content = "Call me <script>\nfetch('/x')\n</script> 100-01-0001 thanks";
-    const phone = compilePolicy(makePolicy({ redaction: { enabled: true, detectors: ["phone"] } })).ctx
-      .redactor;
-    expect(phone.redact(content).fired).toEqual([]);
+    expect(phoneRedactor().redact(content).fired).toEqual([]);
     const candidates = [makeCandidate({ id: "html", content, score: 0.9 })];
     const redaction = { redaction: { enabled: true, detectors: ["phone" as const] } };
-    const neutralized = run({ enabled: true, detectors: ["active_html"], action: "neutralize" }, candidates);
-    const joined = neutralized.memories[0]?.content ?? "";
+    const neutralize = { enabled: true, detectors: ["active_html" as const], action: "neutralize" as const };
+    const joined = run(neutralize, candidates).memories[0]?.content ?? "";
     expect(joined).toContain(INJECTION_MARKER);
-    expect(phone.redact(joined).fired).toEqual(["phone"]);
 
-    const result = run(
-      { enabled: true, detectors: ["active_html"], action: "neutralize" },
-      candidates,
-      redaction,
-    );
-    expect(result.memories[0]?.content).toBe(phone.redact(joined).text);
-    expect(result.memories[0]?.provenance.wasRedacted).toBe(true);
-    expect(result.trace.find((t) => t.stage === "injection")?.changes.map((c) => c.reason)).toEqual([
-      "injection:active_html:neutralize",
-      "redacted:phone",
-    ]);
-    expect(phone.redact(result.systemPrompt).fired).toEqual([]);
+    const result = run(neutralize, candidates, redaction);
+    expectRedactedAgain(result, "injection", ["injection:active_html:neutralize", "redacted:phone"], joined);
   });
 
   test("only the listed detectors run", () => {

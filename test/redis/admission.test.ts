@@ -3,16 +3,14 @@
  * (src/retrieval/admission-redis.ts), against a real Redis: the same keys and decisions as the separate calls,
  * the same degradation when the script cannot run, and — through the gateway — the commands a hit and a miss send.
  */
-import type Redis from "ioredis";
 import { RedisPayloadCache, serializeEntry } from "../../src/cache/redis";
 import { RedisBackendCooldown } from "../../src/limits/cooldown-redis";
 import { RedisRateLimiter } from "../../src/limits/redis";
-import { silentLogger } from "../../src/logging/logger";
-import { RedisConnection } from "../../src/redis/connection";
+import type { RedisConnection } from "../../src/redis/connection";
 import { RedisAdmission } from "../../src/retrieval/admission-redis";
 import { PayloadText } from "../../src/retrieval/payload-text";
 import { body, post, redisGatewaySuite, redisHarness } from "./gateway-helpers";
-import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
+import { readyConnection, redisSuite, testPrefix, waitFor } from "./redis-helpers";
 
 const PREFIX = testPrefix("admission");
 const RULE = { points: 3, durationSeconds: 60 };
@@ -31,27 +29,12 @@ const STORED = serializeEntry(
 );
 
 describe("RedisAdmission (real Redis)", () => {
-  let admin: Redis;
-  const conns: RedisConnection[] = [];
-  const connect = async () => {
-    const conn = new RedisConnection({ url: REDIS_URL, prefix: PREFIX, logger: silentLogger() });
-    conns.push(conn);
-    await waitFor("the gateway's redis connection", () => conn.ready());
-    return conn;
-  };
-
-  beforeAll(async () => {
-    admin = await requireRedis();
-  });
-  afterEach(async () => {
-    await Promise.all(conns.splice(0).map((c) => c.close()));
-    await deleteKeys(admin, PREFIX);
-  });
-  afterAll(() => admin.disconnect());
+  const suite = redisSuite<RedisConnection>(PREFIX);
+  const connect = () => readyConnection(suite.open, PREFIX);
 
   test("counts in the same window as RedisRateLimiter.consume, then refuses without reading the cache", async () => {
     const a = replica(await connect());
-    await admin.set(`${PREFIX}cache-key`, STORED);
+    await suite.admin().set(`${PREFIX}cache-key`, STORED);
     const req = { rateKey: "acme:u-1", rule: RULE, cooldownKey: "acme:zep", cacheKey: "cache-key" };
     expect((await a.limiter.consume("acme:u-1", RULE)).remaining).toBe(2);
 
@@ -68,13 +51,13 @@ describe("RedisAdmission (real Redis)", () => {
     expect(decision.retryAfterMs).toBeLessThanOrEqual(60_000);
     expect(await refused.cached).toBeUndefined();
     // One counter, the one RateLimiterRedis itself uses.
-    expect(await admin.get(a.limiter.prepare("acme:u-1", RULE).redisKey)).toBe("4");
+    expect(await suite.admin().get(a.limiter.prepare("acme:u-1", RULE).redisKey)).toBe("4");
   });
 
   test("a cooldown started by another replica is seen, and the cache is not read behind it", async () => {
     const a = replica(await connect());
     const b = replica(await connect());
-    await admin.set(`${PREFIX}cache-key`, STORED);
+    await suite.admin().set(`${PREFIX}cache-key`, STORED);
     await b.cooldown.start("acme:zep", 5_000);
     const checks = a.admission.check({
       rateKey: "acme:u-1",
@@ -105,9 +88,9 @@ describe("RedisAdmission (real Redis)", () => {
     const a = replica(await connect());
     const b = replica(await connect());
     // A counter of the wrong type makes INCRBY fail (as an out-of-memory or read-only Redis refuses the write).
-    await admin.rpush(a.limiter.prepare("acme:u-1", RULE).redisKey, "not a counter");
+    await suite.admin().rpush(a.limiter.prepare("acme:u-1", RULE).redisKey, "not a counter");
     await b.cooldown.start("acme:zep", 3_000); // another replica's: only Redis knows it
-    await admin.set(`${PREFIX}cache-key`, STORED);
+    await suite.admin().set(`${PREFIX}cache-key`, STORED);
     const req = { rateKey: "acme:u-1", rule: RULE, cooldownKey: "acme:zep", cacheKey: "cache-key" };
     const decisions = [];
     for (let i = 0; i < 4; i++) {
@@ -117,14 +100,14 @@ describe("RedisAdmission (real Redis)", () => {
     }
     // The insurance limiter enforces the same rule in-process.
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
-    await admin.del(`${PREFIX}cooldown:acme:zep`);
+    await suite.admin().del(`${PREFIX}cooldown:acme:zep`);
     const next = a.admission.check({ ...req, rateKey: "acme:u-2" });
     expect((await next.cached)?.fresh).toBe(true);
   });
 
   test("an unreadable cache entry is a miss; the limit and the cooldown still come from Redis", async () => {
     const a = replica(await connect());
-    await admin.rpush(`${PREFIX}cache-key`, "not an entry");
+    await suite.admin().rpush(`${PREFIX}cache-key`, "not an entry");
     const checks = a.admission.check({
       rateKey: "acme:u-1",
       rule: RULE,
@@ -133,13 +116,13 @@ describe("RedisAdmission (real Redis)", () => {
     });
     expect(await checks.limit).toMatchObject({ allowed: true, remaining: 2 });
     expect(await checks.cached).toBeUndefined();
-    expect(await admin.get(a.limiter.prepare("acme:u-1", RULE).redisKey)).toBe("1");
+    expect(await suite.admin().get(a.limiter.prepare("acme:u-1", RULE).redisKey)).toBe("1");
   });
 
   test("a counter left without an expiry gets the window's again (rate-limiter-flexible's repair)", async () => {
     const a = replica(await connect());
     const key = a.limiter.prepare("acme:u-1", RULE).redisKey;
-    await admin.set(key, "1");
+    await suite.admin().set(key, "1");
     const decision = await a.admission.check({
       rateKey: "acme:u-1",
       rule: RULE,
@@ -147,7 +130,7 @@ describe("RedisAdmission (real Redis)", () => {
       cacheKey: undefined,
     }).limit;
     expect(decision).toMatchObject({ allowed: true, remaining: 1, resetMs: 60_000 });
-    expect(await admin.pttl(key)).toBeGreaterThan(55_000);
+    expect(await suite.admin().pttl(key)).toBeGreaterThan(55_000);
   });
 
   test("Redis unusable: the separate in-process answers, without waiting", async () => {

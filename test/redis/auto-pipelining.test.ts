@@ -8,33 +8,17 @@ import { RedisRateLimiter } from "../../src/limits/redis";
 import { silentLogger } from "../../src/logging/logger";
 import { RedisConnection } from "../../src/redis/connection";
 import { createSharedState } from "../../src/server/shared-state";
-import { deleteKeys, REDIS_URL, requireRedis, testPrefix, waitFor } from "./redis-helpers";
+import { REDIS_URL, readyConnection, redisSuite, testPrefix } from "./redis-helpers";
 
 const PREFIX = testPrefix("autopipe");
 const RULE = { points: 100, durationSeconds: 60 };
 
 describe("Redis auto-pipelining", () => {
-  let admin: Redis;
-  const conns: RedisConnection[] = [];
-  beforeAll(async () => {
-    admin = await requireRedis();
-  });
-  afterEach(async () => {
-    await Promise.all(conns.splice(0).map((c) => c.close()));
-    await deleteKeys(admin, PREFIX);
-  });
-  afterAll(() => admin.disconnect());
+  const { open: conns } = redisSuite<RedisConnection>(PREFIX);
 
   /** 40 concurrent per-user limit decisions; how many socket writes they took, and the `remaining` they got. */
   async function fortyConsumes(autoPipelining: boolean, user: string) {
-    const conn = new RedisConnection({
-      url: REDIS_URL,
-      prefix: PREFIX,
-      logger: silentLogger(),
-      autoPipelining,
-    });
-    conns.push(conn);
-    await waitFor("the redis connection", () => conn.ready());
+    const conn = await readyConnection(conns, PREFIX, { autoPipelining });
     const limiter = new RedisRateLimiter(conn, "user");
     await limiter.consume(`acme:${user}`, RULE); // the script is loaded on this connection
     const stream = (conn.client as Redis).stream;

@@ -2,7 +2,7 @@ import type Redis from "ioredis";
 import request from "supertest";
 import { type Harness, type HarnessOptions, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
-import { deleteKeys, REDIS_URL, requireRedis, waitFor } from "./redis-helpers";
+import { REDIS_URL, redisSuite, waitFor } from "./redis-helpers";
 
 export const MEMORIES = [
   makeCandidate({ id: "f1", content: "Ana orders an oat milk flat white.", score: 0.9 }),
@@ -53,21 +53,5 @@ export function fakeZep(h: Harness) {
  * Redis is unreachable), the harnesses a test opened closed after it, and the suite's keys deleted.
  */
 export function redisGatewaySuite(prefix: string): { open: Harness[]; admin: () => Redis } {
-  let client: Redis | undefined;
-  const open: Harness[] = [];
-  beforeAll(async () => {
-    client = await requireRedis();
-  });
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-    if (client) await deleteKeys(client, prefix);
-  });
-  afterAll(() => client?.disconnect());
-  return {
-    open,
-    admin: () => {
-      if (!client) throw new Error("Redis admin connection is not open");
-      return client;
-    },
-  };
+  return redisSuite<Harness>(prefix);
 }

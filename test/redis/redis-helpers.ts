@@ -7,6 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import Redis from "ioredis";
+import { silentLogger } from "../../src/logging/logger";
+import { RedisConnection, type RedisOptions } from "../../src/redis/connection";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -50,6 +52,44 @@ export async function keysUnder(client: Redis, prefix: string): Promise<string[]
 export async function deleteKeys(client: Redis, prefix: string): Promise<void> {
   const keys = await keysUnder(client, prefix);
   if (keys.length > 0) await client.del(...keys);
+}
+
+/**
+ * One test file's Redis: an admin client for its own checks, what each test opened (`open`: closed after the
+ * test) and the keys under `prefix` (deleted after the test).
+ */
+export function redisSuite<T extends { close(): Promise<void> }>(
+  prefix: string,
+): { open: T[]; admin: () => Redis } {
+  let client: Redis | undefined;
+  const open: T[] = [];
+  beforeAll(async () => {
+    client = await requireRedis();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((o) => o.close()));
+    if (client) await deleteKeys(client, prefix);
+  });
+  afterAll(() => client?.disconnect());
+  return {
+    open,
+    admin: () => {
+      if (!client) throw new Error("Redis admin connection is not open");
+      return client;
+    },
+  };
+}
+
+/** A gateway connection to REDIS_URL under `prefix`, kept in `open` (closed after the test), once it is ready. */
+export async function readyConnection(
+  open: RedisConnection[],
+  prefix: string,
+  options: Partial<RedisOptions> = {},
+): Promise<RedisConnection> {
+  const conn = new RedisConnection({ url: REDIS_URL, prefix, logger: silentLogger(), ...options });
+  open.push(conn);
+  await waitFor("the gateway's redis connection", () => conn.ready());
+  return conn;
 }
 
 export async function freePort(): Promise<number> {
