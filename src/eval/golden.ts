@@ -18,6 +18,12 @@ import { ID_PATTERN } from "../retrieval/request";
  *   prompt's timestamps or confidence figures.
  * - At least one of the two is required. `category` and `lang` group the report (default `all`, `-`).
  */
+/**
+ * The category of questions nothing in memory answers: no `expectedIds`, no `answers`. The report counts how
+ * often the sufficiency check calls them `insufficient` instead of answer kept.
+ */
+export const UNANSWERABLE = "unanswerable";
+
 const answerPiece = z.union([z.string().min(1).max(500), z.array(z.string().min(1).max(500)).min(1).max(10)]);
 
 export const goldenQuestionSchema = z
@@ -39,9 +45,18 @@ export const goldenQuestionSchema = z
     sessionId: z.string().regex(ID_PATTERN).optional(),
     expectedIds: z.array(z.string().min(1).max(256)).max(50).default([]),
     answers: z.array(answerPiece).max(20).default([]),
+    /**
+     * The time of the chat turn that asks (ISO 8601 with a zone): relative phrases ("last month", "two weeks
+     * ago") are resolved against it, as /v1/retrieve resolves them against its `turnTime`. Default: the newest
+     * memory of the user (the conversation's end), so a run never depends on the host clock.
+     */
+    asOf: z.iso.datetime({ offset: true }).optional(),
   })
-  .refine((q) => q.expectedIds.length > 0 || q.answers.length > 0, {
+  .refine((q) => q.category === UNANSWERABLE || q.expectedIds.length > 0 || q.answers.length > 0, {
     error: "needs expectedIds or answers (or both)",
+  })
+  .refine((q) => q.category !== UNANSWERABLE || (q.expectedIds.length === 0 && q.answers.length === 0), {
+    error: "an unanswerable question has no expectedIds and no answers",
   });
 export type GoldenQuestion = z.output<typeof goldenQuestionSchema>;
 
@@ -134,6 +149,15 @@ export function normalizeForMatch(text: string): string {
     .trim();
 }
 
+/**
+ * What an answer is looked for in, for one memory: its content and the calendar date it was said on
+ * (`YYYY-MM-DD`, as the system prompt's line for it begins), normalized. A temporal answer ("when did I start
+ * pottery?") is often the date of the turn that says "I had my first class tonight", not words in it.
+ */
+export function answerText(content: string, timestamp: string): string {
+  return `${normalizeForMatch(content)}\n${timestamp.slice(0, 10)}`;
+}
+
 /** The alternatives of one required answer piece. */
 export function alternativesOf(piece: string | readonly string[]): readonly string[] {
   return typeof piece === "string" ? [piece] : piece;
@@ -159,7 +183,7 @@ export function checkGoldenAgainstMemories(
       else evidence.push(r);
     }
     const pool = evidence.length > 0 ? evidence : records.filter((r) => r.userId === q.userId);
-    const texts = pool.map((r) => normalizeForMatch(r.content));
+    const texts = pool.map((r) => answerText(r.content, r.timestamp));
     q.answers.forEach((piece, i) => {
       const found = alternativesOf(piece).some((alt) => {
         const a = normalizeForMatch(alt);

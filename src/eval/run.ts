@@ -1,7 +1,7 @@
 import { runPipeline } from "../pipeline";
 import type { CompiledPolicy } from "../policy/compile";
 import type { RecordedCandidates } from "./candidates";
-import { alternativesOf, type GoldenQuestion, normalizeForMatch } from "./golden";
+import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch } from "./golden";
 
 /**
  * The measurement behind `memgate eval`: every golden-set question's recorded candidates through one policy's
@@ -90,11 +90,11 @@ function evaluateQuestion(
     lang: question.lang ?? "-",
     answerKept: holdsAnswer(
       question,
-      result.memories.map((m) => normalizeForMatch(m.content)),
+      result.memories.map((m) => answerText(m.content, m.timestamp)),
     ),
     answerInCandidates: holdsAnswer(
       question,
-      candidates.map((c) => normalizeForMatch(c.content)),
+      candidates.map((c) => answerText(c.content, c.timestamp)),
     ),
     evidenceKept: question.expectedIds.filter((id) => kept.has(id)).length,
     evidenceTotal: question.expectedIds.length,

@@ -18,6 +18,11 @@ export interface PipelineInput {
   /** Backend name reported in metadata and provenance. */
   backend: string;
   explain?: boolean;
+  /**
+   * The time of the chat turn, epoch milliseconds: relative time phrases in the query ("last month", "two weeks
+   * ago") are resolved against it. The pipeline never reads the host clock; the caller passes its own.
+   */
+  turnTime?: number;
 }
 
 export interface PipelineResult {
