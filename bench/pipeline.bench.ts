@@ -564,13 +564,15 @@ async function relevantSection(): Promise<{ text: string; shipped: Measured | un
     { label: "seed-000 (leading, topK 8)", compiled: compilePolicy(loadEvalPolicy("seed-000")) },
     {
       label: "seed-000 with relevant clipping",
-      compiled: compile(loadEvalPolicy("seed-000"), { clip: { mode: "relevant" } }),
+      compiled: compile(loadEvalPolicy("seed-000"), {
+        clip: { mode: "relevant", answerAware: false, speakerLabel: false },
+      }),
     },
     {
       label: "relevant, topK 20, fill to 40, skip",
       compiled: compile(def, {
         retrieval: { ...def.retrieval, topK: 20, overfetch: 2 },
-        clip: { mode: "relevant" },
+        clip: { mode: "relevant", answerAware: false, speakerLabel: false },
         budget: { packing: "skip", fill: true, maxMemories: 40 },
       }),
     },
@@ -871,7 +873,12 @@ export async function main(): Promise<void> {
       ["default.yaml", "seed-000 relevant"],
       [
         stageBreakdown(compilePolicy(loadPolicy("default")), sets40),
-        stageBreakdown(compile(loadEvalPolicy("seed-000"), { clip: { mode: "relevant" } }), sets40),
+        stageBreakdown(
+          compile(loadEvalPolicy("seed-000"), {
+            clip: { mode: "relevant", answerAware: false, speakerLabel: false },
+          }),
+          sets40,
+        ),
       ],
       "40 × ~500 chars, redaction off",
     ),

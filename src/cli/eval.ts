@@ -185,7 +185,10 @@ async function candidatesFor(
       backend,
       limit,
       searchType: searchType as (typeof SEARCH_TYPES)[number],
-      policy: first,
+      // Replies are fetched when any policy asks for them; the others never see them (src/eval/run.ts).
+      policy: subjects.some((s) => s.compiled.policy.retrieval.replies)
+        ? { ...first, retrieval: { ...first.retrieval, replies: true } }
+        : first,
       timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
       concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
       onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,

@@ -1,4 +1,5 @@
 import { runPipeline } from "../pipeline";
+import { firstCandidates } from "../pipeline/candidate";
 import type { CompiledPolicy } from "../policy/compile";
 import type { RecordedCandidates } from "./candidates";
 import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch } from "./golden";
@@ -78,9 +79,19 @@ function evaluateQuestion(
   subject: PolicyUnderTest,
   take: number,
 ): QuestionOutcome {
-  const candidates = recorded.results.slice(0, take);
+  const { replies } = subject.compiled.policy.retrieval;
+  const candidates = firstCandidates(
+    replies ? recorded.results : recorded.results.filter((c) => c.replyTo === undefined),
+    take,
+  );
   const result = runPipeline(
-    { userId: question.userId, query: question.query, candidates, backend: recorded.backend },
+    {
+      userId: question.userId,
+      query: question.query,
+      candidates,
+      backend: recorded.backend,
+      turnTime: turnTimeOf(question, recorded),
+    },
     subject.compiled,
   );
   const kept = new Map(result.memories.map((m) => [m.id, m.content]));
@@ -102,6 +113,17 @@ function evaluateQuestion(
     memories: result.memories.length,
     evidence: question.expectedIds.map((id) => ({ id, content: kept.get(id) ?? null })),
   };
+}
+
+/** The question's `asOf`, else the newest of its recorded candidates: never the host clock. */
+export function turnTimeOf(question: GoldenQuestion, recorded: RecordedCandidates): number | undefined {
+  if (question.asOf !== undefined) return Date.parse(question.asOf);
+  let newest: number | undefined;
+  for (const c of recorded.results) {
+    const t = Date.parse(c.timestamp);
+    if (!Number.isNaN(t) && (newest === undefined || t > newest)) newest = t;
+  }
+  return newest;
 }
 
 function ratio(values: ReadonlyArray<boolean | null>): number | null {

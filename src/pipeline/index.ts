@@ -1,12 +1,16 @@
 import type { CompiledPolicy } from "../policy/compile";
+import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
 import { budgetStage } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt } from "./stages/format";
 import { interleaveStage } from "./stages/interleave";
+import { type RankContext, rankStage } from "./stages/rank";
 import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
+import { dynamicK, selectStage } from "./stages/select";
 import { thresholdStage } from "./stages/threshold";
+import { certify, type Sufficiency } from "./sufficiency";
 import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
 
@@ -32,6 +36,10 @@ export interface PipelineResult {
   totalTokens: number;
   appliedFilters: string[];
   trace: StageTrace[];
+  /** The query as the pipeline understood it (when a stage needed it: ranking, answer-aware clipping, sufficiency). */
+  query?: QueryAnalysis;
+  /** The sufficiency certificate (policy `sufficiency.enabled`). */
+  sufficiency?: Sufficiency;
 }
 
 /** A candidate as the stages take it. Built field by field: an object spread takes V8's slow path here. */
@@ -52,6 +60,7 @@ export function toWorkItem(c: Candidate): WorkItem {
   if (c.role !== undefined) item.role = c.role;
   if (c.backend !== undefined) item.backend = c.backend;
   if (c.sourceId !== undefined) item.sourceId = c.sourceId;
+  if (c.replyTo !== undefined) item.replyTo = c.replyTo;
   return item;
 }
 
@@ -92,12 +101,44 @@ export function runPipeline(
 
   if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
   if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
+  const ranking = policy.ranking.enabled;
+  const analysis =
+    ranking || policy.clip.answerAware || policy.sufficiency.enabled
+      ? analyzeQuery(input.query, input.turnTime)
+      : undefined;
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
-  run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
+  let similarity: (a: string, b: string) => number = () => 0;
+  let rankContext: RankContext | undefined;
+  if (ranking && analysis !== undefined) {
+    run("rank", () => {
+      const ranked = rankStage(items, analysis, policy.ranking.weights);
+      rankContext = ranked.context;
+      if (input.explain === true) ranked.trace.ranking = ranked.ranking;
+      return ranked;
+    });
+    const { dynamicK: dk, diversity } = policy.ranking;
+    const k = dk.enabled ? Math.min(dynamicK(analysis, dk.min, dk.max), dk.max) : policy.retrieval.topK;
+    const { fill, maxMemories } = policy.budget;
+    run(diversity < 1 ? "diversity" : "select", () => {
+      const selected = selectStage(items, rankContext?.relevance ?? new Map(), {
+        lambda: diversity,
+        k,
+        reserveUpTo: fill ? Math.max(k, maxMemories) : k,
+      });
+      similarity = selected.similarity;
+      return selected;
+    });
+  } else {
+    run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
+  }
   const { mode } = policy.clip;
   if (mode !== "off") {
-    run(mode === "leading" ? "clip" : `clip:${mode}`, () => clipStage(items, policy, ctx, input.query), true);
+    run(
+      mode === "leading" ? "clip" : `clip:${mode}`,
+      () => clipStage(items, policy, ctx, input.query, analysis?.answerType),
+      true,
+    );
   }
   let totalTokens = 0;
   run("token_budget", () => {
@@ -105,6 +146,15 @@ export function runPipeline(
     totalTokens = result.usedTokens;
     return result;
   });
+
+  let sufficiency: Sufficiency | undefined;
+  if (policy.sufficiency.enabled && analysis !== undefined) {
+    if (rankContext === undefined) {
+      const { selectStage: _unused, ...rest } = { selectStage };
+      void rest;
+    }
+    sufficiency = certify(items, analysis, policy.sufficiency.threshold, similarity, rankContext?.idf);
+  }
 
   const collection = `user:${input.userId}`;
   const memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));
@@ -120,6 +170,8 @@ export function runPipeline(
     totalTokens,
     appliedFilters: applied,
     trace,
+    ...(analysis === undefined ? {} : { query: analysis }),
+    ...(sufficiency === undefined ? {} : { sufficiency }),
   };
 }
 

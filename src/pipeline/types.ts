@@ -26,6 +26,11 @@ export interface Candidate {
   /** Where the candidate came from (adapters fill these). */
   backend?: string;
   sourceId?: string;
+  /**
+   * This candidate is the turn right after candidate `replyTo` in its session, which asked a question: added by a
+   * backend that knows the order (the local store) so the answer to "what did you name the puppy?" comes along.
+   */
+  replyTo?: string;
 }
 
 /** A candidate on its way through the stages. */
@@ -113,6 +118,8 @@ export type StageName =
   | "score_threshold"
   | "deduplication"
   | "interleave"
+  | "rank"
+  | "select"
   | "clip"
   | "token_budget"
   | "format";
@@ -124,6 +131,8 @@ export interface StageTrace {
   changes: TraceChange[];
   /** Free-form facts a stage wants to show (e.g. tokens used). Values are plain JSON. */
   detail?: Record<string, string | number | boolean>;
+  /** The rank stage (explain): each memory's relevance, rank and signals, best first. */
+  ranking?: Array<{ id: string; rank: number; relevance: number; signals: Record<string, number> }>;
 }
 
 /** What each stage returns. */

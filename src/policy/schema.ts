@@ -129,6 +129,11 @@ export const retrievalSchema = z
     searchType: z.enum(SEARCH_TYPES).default("hybrid"),
     minScore: fraction().default(0.3),
     maxQueryChars: int(1, 32768).default(4000),
+    /**
+     * Backends that know the order of a session (the local store) add, after each candidate that asks a question,
+     * the turn that answers it (`replyTo`), on top of the fetch size. Ignored by the others.
+     */
+    replies: z.boolean().default(false),
   })
   .strict();
 
@@ -148,6 +153,125 @@ export const clipSchema = z
      * `off`: memories are kept whole (the budget still applies).
      */
     mode: z.enum(CLIP_MODES).default("leading"),
+    /**
+     * With `relevant`: a sentence holding the kind of answer the question asks for (a time for "when", a number
+     * for "how many", a name for "who", a place for "where", a reason for "why") is preferred.
+     */
+    answerAware: z.boolean().default(false),
+    /**
+     * With `relevant`: each memory is clipped to at most this many tokens (the policy's tokenizer), best sentences
+     * first, at least one sentence; a memory with fewer sentences than `clipSentences` is clipped too when longer.
+     */
+    maxTokensPerMemory: int(10, 1000).optional(),
+    /** A memory written `Speaker: text` keeps its `Speaker: ` label when its first sentence is left out. */
+    speakerLabel: z.boolean().default(false),
+  })
+  .strict();
+
+/** Multi-signal ranking weights of one query intent (docs/policy.md#ranking). */
+const weightsSchema = z
+  .object({
+    backend: fraction().default(0.3),
+    lexical: fraction().default(0.35),
+    entity: fraction().default(0.2),
+    time: fraction().default(0.1),
+    answer: fraction().default(0.05),
+    type: fraction().default(0),
+  })
+  .strict();
+const weightDefaults = (w: Partial<z.input<typeof weightsSchema>>) =>
+  weightsSchema.default(weightsSchema.parse(w));
+
+export const rankingSchema = z
+  .object({
+    /** Off by default: without it the order is seed 000's (threshold, dedup, topK by score, interleaving). */
+    enabled: z.boolean().default(false),
+    /** Signal weights per query intent; each omitted weight takes its default. */
+    weights: z
+      .object({
+        factual: weightDefaults({}),
+        procedural: weightDefaults({
+          backend: 0.4,
+          lexical: 0.4,
+          entity: 0.05,
+          time: 0.05,
+          answer: 0,
+          type: 0.1,
+        }),
+        exploratory: weightDefaults({
+          backend: 0.35,
+          lexical: 0.3,
+          entity: 0.15,
+          time: 0.1,
+          answer: 0,
+          type: 0.1,
+        }),
+        analytical: weightDefaults({
+          backend: 0.3,
+          lexical: 0.3,
+          entity: 0.1,
+          time: 0.2,
+          answer: 0.05,
+          type: 0.05,
+        }),
+      })
+      .strict()
+      .default({
+        factual: weightsSchema.parse({}),
+        procedural: weightsSchema.parse({
+          backend: 0.4,
+          lexical: 0.4,
+          entity: 0.05,
+          time: 0.05,
+          answer: 0,
+          type: 0.1,
+        }),
+        exploratory: weightsSchema.parse({
+          backend: 0.35,
+          lexical: 0.3,
+          entity: 0.15,
+          time: 0.1,
+          answer: 0,
+          type: 0.1,
+        }),
+        analytical: weightsSchema.parse({
+          backend: 0.3,
+          lexical: 0.3,
+          entity: 0.1,
+          time: 0.2,
+          answer: 0.05,
+          type: 0.05,
+        }),
+      }),
+    /** MMR λ (seed 001): 1 = rank order only; lower trades relevance for difference from what is already kept. */
+    diversity: fraction().default(1),
+    /**
+     * Dynamic K (seed 004): K = min + (max − min) × the question's complexity, instead of `retrieval.topK`.
+     */
+    dynamicK: z
+      .object({
+        enabled: z.boolean().default(false),
+        min: int(1, 50).default(4),
+        max: int(1, 50).default(16),
+      })
+      .strict()
+      .refine((d) => d.min <= d.max, { error: "min must not exceed max", path: ["min"] })
+      .default({ enabled: false, min: 4, max: 16 }),
+  })
+  .strict();
+
+export const sufficiencySchema = z
+  .object({
+    /** Off by default: `metadata.sufficiency` is then absent. */
+    enabled: z.boolean().default(false),
+    /** Completeness at or above this is `sufficient`; above 60 % of it `partial`. */
+    threshold: fraction().default(0.6),
+    /**
+     * Below the threshold, one more search within the policy's backend deadline with `expandFactor` × the
+     * candidates, merged and shaped again.
+     */
+    expand: z.boolean().default(false),
+    expandFactor: int(2, 5).default(2),
   })
   .strict();
 
@@ -230,6 +354,8 @@ export const policySchema = z
     interleaving: interleavingSchema.default(interleavingSchema.parse({})),
     clip: clipSchema.default(clipSchema.parse({})),
     budget: budgetSchema.default(budgetSchema.parse({})),
+    ranking: rankingSchema.default(rankingSchema.parse({})),
+    sufficiency: sufficiencySchema.default(sufficiencySchema.parse({})),
     redaction: redactionSchema.default(redactionSchema.parse({})),
     injection: injectionSchema.default(injectionSchema.parse({})),
     tokenizer: z.enum(TOKENIZERS).default("o200k_base"),

@@ -19,6 +19,8 @@ export interface RetrievalRequest {
   overrides?: Record<string, unknown>;
   /** Admin only: the stage-by-stage trace; bypasses the cache. */
   explain?: boolean;
+  /** The chat turn's time, epoch ms (relative time phrases resolve against it); default: the clock on arrival. */
+  turnTime?: number;
   backend?: BackendName;
   /**
    * A chat turn's eligibility fields (/v1/retrieve: `useMemory` must be true and `sessionId` valid, or the turn

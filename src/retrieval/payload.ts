@@ -5,6 +5,7 @@
  */
 import type { NativeSource } from "../backends/types";
 import type { PipelineResult } from "../pipeline";
+import type { Sufficiency } from "../pipeline/sufficiency";
 import type { MemoryEntry, StageTrace } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 
@@ -28,6 +29,8 @@ export interface RetrievalMetadata {
   backend: string;
   cache: CacheStatus;
   fallback: FallbackInfo | null;
+  /** Policy `sufficiency`: does the kept context cover the question (src/pipeline/sufficiency.ts). */
+  sufficiency?: Sufficiency & { expanded: boolean };
 }
 
 export interface RetrievalPayload {
@@ -60,6 +63,8 @@ export interface PayloadExtras {
   cache: CacheStatus;
   queryTimeMs: number;
   explain?: boolean;
+  /** An expansion round ran (policy `sufficiency.expand`). */
+  expanded?: boolean;
 }
 
 /** Assembles the payload (docs/api.md#the-retrieval-response) from a pipeline result. */
@@ -84,6 +89,8 @@ export function buildPayload(
     },
     systemPrompt: result.systemPrompt,
   };
+  if (result.sufficiency !== undefined)
+    payload.metadata.sufficiency = { ...result.sufficiency, expanded: extras.expanded === true };
   if (extras.explain) payload.trace = result.trace;
   return payload;
 }

@@ -23,6 +23,11 @@ export const retrieveBodySchema = z
     backend: z.enum(BACKEND_NAMES).optional(),
     overrides: z.record(z.string(), z.unknown()).optional(),
     explain: z.boolean().optional(),
+    /**
+     * The time of the chat turn (ISO 8601 with a zone): relative time phrases in the query ("last month", "two
+     * weeks ago") are resolved against it. Default: the gateway's clock when the request arrives.
+     */
+    turnTime: z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone" }).optional(),
   })
   .strict();
 

@@ -25,14 +25,16 @@ import type { BackendCooldown } from "../limits/cooldown";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { runPipeline } from "../pipeline";
+import { firstCandidates } from "../pipeline/candidate";
+import { resolveTimeScope } from "../pipeline/query/time-scope";
 import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy, OverrideCache } from "../policy/compile";
 import type { PolicyRegistry } from "../policy/registry-types";
-import type { BackendName, FallbackCode } from "../policy/schema";
+import type { BackendName, FallbackCode, Policy } from "../policy/schema";
 import { userScope } from "../redis/keys";
 import { raceSignal } from "../resilience/deadline";
 import { LinkedSignal } from "../signals";
-import { recordRateLimitRejection } from "../telemetry/metrics";
+import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
@@ -116,6 +118,8 @@ interface Turn {
   cooldownKey: string;
   explain: boolean;
   started: number;
+  /** The chat turn's time (epoch ms): the request's `turnTime`, else the clock when it arrived. */
+  turnTime: number;
   /** Candidates asked of the backend (default the policy's `topK × overfetch`; the playground: the most any of its policies takes). */
   limit?: number;
   /** The cache read started by `admit`, used by `lookUp`. */
@@ -206,13 +210,24 @@ export class RetrievalService {
       };
     }
     const backend: BackendName = req.backend ?? compiled.policy.backend ?? tenant.defaultBackend;
+    const turnTime = req.turnTime ?? Date.now();
+    // A question with a time scope ("last month") shapes differently on another day: its resolved scope is part
+    // of the key. Other questions share entries whatever the turn's time.
+    const scope = usesQueryAnalysis(compiled.policy) ? resolveTimeScope(req.query, turnTime) : undefined;
+    const scopeVariant = scope === undefined ? undefined : { timeScope: [scope.start, scope.end] };
+    const variant =
+      req.native === undefined
+        ? scopeVariant
+        : scopeVariant === undefined
+          ? req.native
+          : [req.native, scopeVariant];
     const cacheKey = payloadCacheKey({
       tenantId: tenant.id,
       backend,
       userId: req.userId,
       query: req.query,
       policyHash: compiled.hash,
-      ...(req.native === undefined ? {} : { variant: req.native }),
+      ...(variant === undefined ? {} : { variant }),
     });
     return {
       kind: "turn",
@@ -223,6 +238,7 @@ export class RetrievalService {
       cooldownKey: `${tenant.id}:${backend}`,
       explain,
       started: performance.now(),
+      turnTime,
     };
   }
 
@@ -355,13 +371,50 @@ export class RetrievalService {
   private async produce(turn: Turn, clientSignal: AbortSignal | undefined): Promise<Halt> {
     const searched = await this.fetch(turn, clientSignal);
     if ("kind" in searched) return searched;
-    return this.shape(turn, searched.candidates, searched.native, true);
+    const first = this.shape(turn, searched.candidates, searched.native, true);
+    const expanded = await this.expand(turn, first, searched.candidates, clientSignal);
+    const final = expanded ?? first;
+    const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
+    if (sufficiency !== undefined) recordSufficiency(sufficiency.verdict, sufficiency.expanded);
+    return final;
+  }
+
+  /**
+   * The expansion round (policy `sufficiency.expand`): a context that is not `sufficient` gets one more search for
+   * `expandFactor` × the candidates, if at least half the policy's backend deadline is left; its candidates are
+   * merged after the first ones (by id) and shaped again. Its answer replaces the first only when it is at least
+   * as complete. A failed second search keeps the first answer. Not for a door's own upstream call.
+   */
+  private async expand(
+    turn: Turn,
+    first: Halt,
+    candidates: readonly Candidate[],
+    clientSignal: AbortSignal | undefined,
+  ): Promise<Halt | undefined> {
+    const { policy } = turn.compiled;
+    const before = first.kind === "payload" ? first.payload.metadata.sufficiency : undefined;
+    if (!policy.sufficiency.expand || before === undefined || before.verdict === "sufficient")
+      return undefined;
+    if (turn.req.native !== undefined) return undefined;
+    const left = policy.timeouts.backendMs - (performance.now() - turn.started);
+    if (left < policy.timeouts.backendMs / 2) return undefined;
+    const limit =
+      (turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch) * policy.sufficiency.expandFactor;
+    const again = await this.fetch({ ...turn, limit }, clientSignal, Math.floor(left));
+    if ("kind" in again) return undefined;
+    const seen = new Set(candidates.map((c) => c.id));
+    const merged = [...candidates, ...again.candidates.filter((c) => !seen.has(c.id))];
+    if (merged.length === candidates.length) return undefined;
+    const second = this.shape(turn, merged, undefined, true, true);
+    const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
+    return after !== undefined && after.completeness >= before.completeness ? second : undefined;
   }
 
   /** The tenant's backend instance, its existence check and its search (./service.ts `search`). */
   private async fetch(
     turn: Turn,
     clientSignal: AbortSignal | undefined,
+    timeoutMs?: number,
   ): Promise<{ candidates: Candidate[]; native?: NativeAnswer } | Halt> {
     const { req, backend: name } = turn;
     const instance = this.deps.backends.get(req.principal.tenant, name);
@@ -376,7 +429,7 @@ export class RetrievalService {
       );
       return fallback(UNAVAILABLE[name], "backend could not be initialised");
     }
-    return this.search(turn, backend, clientSignal);
+    return this.search(turn, backend, clientSignal, timeoutMs);
   }
 
   /**
@@ -388,11 +441,19 @@ export class RetrievalService {
     candidates: readonly Candidate[],
     native: NativeAnswer | undefined,
     observed: boolean,
+    expanded = false,
   ): Halt {
     const { req, compiled, backend: name } = turn;
     try {
       const result = runPipeline(
-        { userId: req.userId, query: req.query, candidates, backend: name, explain: turn.explain },
+        {
+          userId: req.userId,
+          query: req.query,
+          candidates,
+          backend: name,
+          explain: turn.explain,
+          turnTime: turn.turnTime,
+        },
         compiled,
         observed ? pipelineObserver(compiled.policy.name, name) : undefined,
       );
@@ -401,6 +462,7 @@ export class RetrievalService {
         cache: turn.explain || this.deps.cache.available?.() === false ? "bypass" : "miss",
         queryTimeMs: performance.now() - turn.started,
         explain: turn.explain,
+        expanded,
       });
       if (native !== undefined) payload.native = renderable(native, payload, compiled);
       return { kind: "payload", payload };
@@ -431,7 +493,7 @@ export class RetrievalService {
       const runs: ComparisonRun[] = [];
       for (const choice of choices) {
         const { compiled } = choice;
-        const candidates = fetched.slice(0, takeOf(compiled));
+        const candidates = firstCandidates(fetched, takeOf(compiled));
         const own = { ...turn, compiled };
         // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
         const shaped = halt ?? this.shape(own, candidates, undefined, false);
@@ -558,10 +620,11 @@ export class RetrievalService {
     turn: Turn,
     backend: Backend,
     clientSignal: AbortSignal | undefined,
+    timeoutMs?: number,
   ): Promise<{ candidates: Candidate[]; native?: NativeAnswer } | Halt> {
     const { req, compiled, backend: name } = turn;
     const { policy } = compiled;
-    const deadline = new LinkedSignal(clientSignal, policy.timeouts.backendMs);
+    const deadline = new LinkedSignal(clientSignal, timeoutMs ?? policy.timeouts.backendMs);
     const { signal } = deadline;
     const limit = turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch;
     try {
@@ -663,6 +726,11 @@ function renderable(
   if (native.context !== undefined) out.context = shapeText(native.context, compiled);
   if (native.notes !== undefined) out.notes = native.notes;
   return out;
+}
+
+/** Whether the policy's stages read the query analysis (and so its time scope). */
+function usesQueryAnalysis(policy: Policy): boolean {
+  return policy.ranking.enabled || policy.clip.answerAware || policy.sufficiency.enabled;
 }
 
 function round(ms: number): number {

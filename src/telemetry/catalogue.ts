@@ -115,6 +115,13 @@ export const METRICS = {
       "Recalled memories an injection detector fired on (policy injection), by detector and the action taken (flag, neutralize, drop)",
     unit: "{memory}",
   },
+  sufficiency: {
+    otel: "retrieval.sufficiency",
+    prometheus: "memgate_retrieval_sufficiency_total",
+    description:
+      "Shaped contexts by sufficiency verdict (policy sufficiency: sufficient, partial, insufficient) and whether an expansion round ran",
+    unit: "{retrieval}",
+  },
   circuitState: {
     otel: "backend.circuit_state",
     prometheus: "memgate_backend_circuit_state",

@@ -49,6 +49,7 @@ interface Instruments {
   rateLimited: Counter;
   upstreamOversized: Counter;
   injectionFlags: Counter;
+  sufficiency: Counter;
   /** The semantic conventions' HTTP server metric (not in the catalogue: its name is the conventions'). */
   httpServerDuration: Histogram;
 }
@@ -120,6 +121,7 @@ function create(provider: MeterProvider): Instruments {
     rateLimited: counter(METRICS.rateLimited),
     upstreamOversized: counter(METRICS.upstreamOversized),
     injectionFlags: counter(METRICS.injectionFlags),
+    sufficiency: counter(METRICS.sufficiency),
     httpServerDuration: meter.createHistogram("http.server.request.duration", {
       description: "Duration of HTTP server requests.",
       unit: "s",
@@ -134,6 +136,8 @@ function create(provider: MeterProvider): Instruments {
   instruments.policyRejections.add(0);
   instruments.policyOrphans.add(0);
   for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
+  for (const verdict of ["sufficient", "partial", "insufficient"])
+    for (const expanded of ["true", "false"]) instruments.sufficiency.add(0, { verdict, expanded });
   for (const detector of INJECTION_DETECTORS) {
     for (const action of INJECTION_ACTIONS) instruments.injectionFlags.add(0, { detector, action });
   }
@@ -170,6 +174,11 @@ export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number): voi
   i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache });
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
   if (meta.fallback !== null) i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action });
+}
+
+/** One shaped context's sufficiency verdict (policy `sufficiency`), and whether an expansion round ran for it. */
+export function recordSufficiency(verdict: string, expanded: boolean): void {
+  instruments().sufficiency.add(1, { verdict, expanded: String(expanded) });
 }
 
 /** The dedup stage of one pipeline run: `duplicates` of `input` candidates were removed as duplicates. */

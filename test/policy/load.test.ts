@@ -23,6 +23,7 @@ describe("policy files", () => {
       searchType: "hybrid",
       minScore: 0.3,
       maxQueryChars: 4000,
+      replies: false,
     });
     expect(r.policy.tokenizer).toBe("o200k_base");
     expect(r.policy.interleaving.strategy).toBe("alternate");
@@ -32,7 +33,12 @@ describe("policy files", () => {
     expect(r.policy.format.timeZone).toBe("UTC");
     expect(r.policy.format.envelope).toBe("none");
     // Seed 000's clipping and packing unless a file asks for more (policies/default.yaml does).
-    expect(r.policy.clip).toEqual({ mode: "leading" });
+    expect(r.policy.clip).toEqual({ mode: "leading", answerAware: false, speakerLabel: false });
+    // No ranking, selection or sufficiency unless a file asks for them: seed 000's order.
+    expect(r.policy.ranking.enabled).toBe(false);
+    expect(r.policy.ranking.diversity).toBe(1);
+    expect(r.policy.ranking.dynamicK.enabled).toBe(false);
+    expect(r.policy.sufficiency).toEqual({ enabled: false, threshold: 0.6, expand: false, expandFactor: 2 });
     expect(r.policy.budget).toEqual({ packing: "truncate", fill: false, maxMemories: 20 });
   });
 

@@ -24,12 +24,27 @@ import { MemoryStore, type StoreOptions } from "./store";
 export class LocalBackend extends MemoryStore implements Backend {
   readonly name = "local" as const;
 
+  /**
+   * The user's best memories. With the policy's `retrieval.replies`, each hit that asks a question is followed by
+   * the next turn of its session (`replyTo`, scored as its question) unless that turn is a hit itself; replies
+   * come on top of `limit`.
+   */
   async search(req: SearchRequest): Promise<Candidate[]> {
-    return guard(req.signal, "search", () =>
-      this.searchUser(req.userId, req.query, req.searchType, req.limit).map(({ record, score }) =>
-        toCandidate(record, score),
-      ),
-    );
+    return guard(req.signal, "search", () => {
+      const hits = this.searchUser(req.userId, req.query, req.searchType, req.limit);
+      if (req.policy.retrieval.replies !== true)
+        return hits.map(({ record, score }) => toCandidate(record, score));
+      const ids = new Set(hits.map((h) => h.record.id));
+      const out: Candidate[] = [];
+      for (const { record, score } of hits) {
+        out.push(toCandidate(record, score));
+        const reply = this.replyTo(record);
+        if (reply === undefined || ids.has(reply.id)) continue;
+        ids.add(reply.id);
+        out.push({ ...toCandidate(reply, score), replyTo: record.id });
+      }
+      return out;
+    });
   }
 
   /** The OpenMemory door's `/memory/query` over this store, in OpenMemory's wire format (./openmemory.ts). */

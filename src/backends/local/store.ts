@@ -66,9 +66,18 @@ function frozenCopy(record: MemoryRecord): MemoryRecord {
   return Object.freeze({ ...record, ...tags });
 }
 
+/** Within a session: oldest first, then id. */
+const inSessionOrder = (a: MemoryRecord, b: MemoryRecord) =>
+  Date.parse(a.timestamp) - Date.parse(b.timestamp) || compareIds(a.id, b.id);
+
+/** A turn whose last sentence asks something: its reply is the next turn of the session. */
+const ASKS = /[?？؟]["'”’)\]»\s]*$/u;
+
 export class MemoryStore implements LocalStore {
   private readonly records = new Map<string, MemoryRecord>();
   private readonly indexes = new Map<string, UserIndex>();
+  /** Each session's turns in order, by `userId` + NUL + `sessionId`. */
+  private readonly sessions = new Map<string, MemoryRecord[]>();
   private readonly now: () => Date;
   private readonly newId: () => string;
 
@@ -110,6 +119,13 @@ export class MemoryStore implements LocalStore {
     const index = this.indexes.get(record.userId);
     index?.remove(record);
     this.records.delete(id);
+    const key = sessionKey(record);
+    const turns = this.sessions.get(key);
+    if (turns !== undefined) {
+      const at = turns.indexOf(record);
+      if (at >= 0) turns.splice(at, 1);
+      if (turns.length === 0) this.sessions.delete(key);
+    }
     if (index !== undefined && index.size === 0) this.indexes.delete(record.userId);
     return true;
   }
@@ -143,6 +159,18 @@ export class MemoryStore implements LocalStore {
     return scored.slice(0, max);
   }
 
+  /**
+   * The turn right after `record` in its session when `record` asks a question (its text ends with "?"), else
+   * undefined: the reply that holds the answer to "what did you name the puppy?".
+   */
+  replyTo(record: MemoryRecord): MemoryRecord | undefined {
+    if (!ASKS.test(record.content)) return undefined;
+    const turns = this.sessions.get(sessionKey(record));
+    if (turns === undefined) return undefined;
+    const at = turns.indexOf(record);
+    return at >= 0 ? turns[at + 1] : undefined;
+  }
+
   private insert(record: MemoryRecord): MemoryRecord {
     if (this.records.has(record.id)) {
       throw new LocalDataError(`add: id: duplicate id ${JSON.stringify(record.id)}`, {
@@ -158,8 +186,20 @@ export class MemoryStore implements LocalStore {
     }
     index.add(frozen);
     this.records.set(frozen.id, frozen);
+    const key = sessionKey(frozen);
+    const turns = this.sessions.get(key);
+    if (turns === undefined) this.sessions.set(key, [frozen]);
+    else {
+      let at = turns.length;
+      while (at > 0 && inSessionOrder(turns[at - 1] as MemoryRecord, frozen) > 0) at--;
+      turns.splice(at, 0, frozen);
+    }
     return frozen;
   }
+}
+
+function sessionKey(record: MemoryRecord): string {
+  return `${record.userId}\u0000${record.sessionId}`;
 }
 
 function clampInt(n: number, min: number, max: number): number {

@@ -31,6 +31,7 @@ export function retrieveRoute(deps: {
       explain: body.explain,
       backend: body.backend,
       turn: { sessionId: body.sessionId, useMemory: body.useMemory },
+      ...(body.turnTime === undefined ? {} : { turnTime: Date.parse(body.turnTime) }),
       signal: abortOnClose(res),
     });
     switch (outcome.kind) {

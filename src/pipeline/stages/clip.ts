@@ -1,4 +1,5 @@
 import type { Policy } from "../../policy/schema";
+import { type AnswerType, answerFit } from "../query/analyze";
 import { queryTermsForRelevance, type SentenceScore, scoreSentences } from "../text/relevance";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
 import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
@@ -49,9 +50,18 @@ function endsWithEllipsis(text: string): boolean {
  */
 export const CARRY = 0.5;
 
+/** `clip.answerAware`: a sentence that holds the kind of answer asked for weighs this much more (× 1 + boost). */
+export const ANSWER_BOOST = 0.6;
+
+/** `Maya: ` at the start of a memory written as `Speaker: text` (policy `clip.speakerLabel`). */
+const SPEAKER_LABEL = /^[^:\n]{1,40}:\s+/;
+
 /** A sentence's own score plus `CARRY` × the score of the sentence before it, rounded like the scores. */
-export function effectiveScores(scores: readonly SentenceScore[]): number[] {
-  return scores.map((s, i) => Math.round((s.score + CARRY * (scores[i - 1]?.score ?? 0)) * 1e6) / 1e6);
+export function effectiveScores(scores: readonly SentenceScore[], boost?: readonly number[]): number[] {
+  return scores.map(
+    (s, i) =>
+      Math.round((s.score + CARRY * (scores[i - 1]?.score ?? 0)) * (1 + (boost?.[i] ?? 0)) * 1e6) / 1e6,
+  );
 }
 
 /**
@@ -62,9 +72,13 @@ export function effectiveScores(scores: readonly SentenceScore[]): number[] {
  * then the one before, nearest first); when none does, to the first sentences (seed 000). Returned in the
  * original order.
  */
-export function selectSentences(scores: readonly SentenceScore[], max: number): KeptSentence[] {
+export function selectSentences(
+  scores: readonly SentenceScore[],
+  max: number,
+  boost?: readonly number[],
+): KeptSentence[] {
   const n = scores.length;
-  const effective = effectiveScores(scores);
+  const effective = effectiveScores(scores, boost);
   // Why each sentence is kept (0: it is not): chosen by repeated selection of the best remaining one (at most
   // five picks over a memory's sentences, no sorting, nothing allocated per pick).
   if (WHY_SCRATCH.length < n) WHY_SCRATCH = new Uint8Array(Math.max(n, 2 * WHY_SCRATCH.length));
@@ -149,9 +163,17 @@ export function assembleSentences(
  * and record `originalLength` (UTF-16 code units before clipping). Pure: returns new items, order kept.
  * Mode `off` is not run as a stage (runPipeline skips it).
  */
-export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext, query = ""): StageResult {
+export function clipStage(
+  items: WorkItem[],
+  policy: Policy,
+  ctx?: StageContext,
+  query = "",
+  answerType?: AnswerType,
+): StageResult {
   const max = limitOf(policy.retrieval.clipSentences);
   const relevant = policy.clip.mode === "relevant" ? queryTermsForRelevance(query) : [];
+  const { answerAware, maxTokensPerMemory, speakerLabel } = policy.clip;
+  const allowance = ctx === undefined ? undefined : maxTokensPerMemory;
   if (relevant.length === 0) {
     const changes: TraceChange[] = [];
     const out = items.map((item): WorkItem => {
@@ -169,29 +191,56 @@ export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext
     relevant,
   );
   const changes: TraceChange[] = [];
+  const count = (text: string) => ctx?.tokenizer.count(text) ?? 0;
   const out = items.map((item, i): WorkItem => {
     const own = spans[i] ?? [];
     const last = own[own.length - 1];
-    if (own.length <= max || last === undefined) return { ...item, originalLength: item.content.length };
+    const overAllowance = allowance !== undefined && own.length > 1 && count(item.content) > allowance;
+    if ((own.length <= max && !overAllowance) || last === undefined)
+      return { ...item, originalLength: item.content.length };
     const ownScores = scores[i] ?? [];
-    const kept = selectSentences(ownScores, max);
+    const boost =
+      answerAware && answerType !== undefined
+        ? own.map((span) => ANSWER_BOOST * answerFit(answerType, item.content.slice(span.start, span.end)))
+        : undefined;
+    let kept = selectSentences(ownScores, Math.min(max, own.length), boost);
     for (const k of kept) {
       const matched = ownScores[k.sentence]?.matched ?? [];
       if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
     }
+    const label = speakerLabel ? SPEAKER_LABEL.exec(item.content)?.[0] : undefined;
+    const assemble = (chosen: readonly KeptSentence[]) => {
+      const text = assembleSentences(
+        item.content,
+        own,
+        chosen.map((k) => k.sentence),
+      );
+      return label !== undefined && (chosen[0]?.sentence ?? 0) > 0 ? `${label}${text}` : text;
+    };
+    let content = assemble(kept);
+    if (allowance !== undefined && kept.length > 1 && count(content) > allowance) {
+      // Best sentences first while the memory stays within its allowance; at least the best one.
+      const byValue = [...kept].sort((a, b) => b.score - a.score || a.sentence - b.sentence);
+      let chosen: KeptSentence[] = [byValue[0] as KeptSentence];
+      for (const k of byValue.slice(1)) {
+        const next = [...chosen, k].sort((a, b) => a.sentence - b.sentence);
+        if (count(assemble(next)) <= allowance) chosen = next;
+      }
+      kept = chosen.sort((a, b) => a.sentence - b.sentence);
+      content = assemble(kept);
+    }
+    if (content === item.content) return { ...item, originalLength: item.content.length };
     changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept } });
-    const content = assembleSentences(
-      item.content,
-      own,
-      kept.map((k) => k.sentence),
-    );
     return { ...item, content, originalLength: item.content.length };
   });
-  return clipResult(items, out, changes, {
+  const detail: Record<string, string | number> = {
     clipSentences: max,
     mode: "relevant",
     queryTerms: relevant.length,
-  });
+  };
+  if (allowance !== undefined) detail.maxTokensPerMemory = allowance;
+  if (answerAware && answerType !== undefined) detail.answerType = answerType;
+  return clipResult(items, out, changes, detail);
 }
 
 function clipResult(

@@ -58,6 +58,19 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
     changes.push({ id: item.id, reason: `duplicate_of:${group.winner.id}` });
   }
   const unique = groups.map((g) => g.winner).sort(byScore);
+  if (policy.ranking.enabled) {
+    // The select stage after ranking decides how many are kept (dynamic K) and which are reserve.
+    return {
+      items: unique,
+      trace: {
+        stage: "deduplication",
+        in: items.length,
+        out: unique.length,
+        changes,
+        detail: { duplicates: losers.length },
+      },
+    };
+  }
   const { topK } = policy.retrieval;
   const kept = unique.slice(0, topK);
   // With budget.fill the next best stay as reserve the budget may still take: as many as maxMemories leaves

@@ -1,0 +1,227 @@
+import { compareIds } from "../order";
+import type { Intent, QueryAnalysis } from "../query/analyze";
+import { answerFit } from "../query/analyze";
+import type { TimeScope } from "../query/time-scope";
+import { scoreSentences } from "../text/relevance";
+import { sentenceSpans } from "../text/sentences";
+import type { MemoryType, StageResult, WorkItem } from "../types";
+
+/**
+ * Multi-signal ranking (seed 001 stage 3): each memory's relevance is a weighted mean of signals in [0, 1],
+ * with weights per query intent from the policy; a signal the question gives nothing to (no names, no time)
+ * drops out and the others are re-weighted. Pure: the signals come from the memories, the query analysis and the
+ * turn's time only.
+ *
+ * - backend: the adapter's normalized score (one scale on every backend, docs/policy.md#scores);
+ * - lexical: half the IDF-weighted share of the query's terms the memory holds, half its best sentence's BM25
+ *   against the best of all candidates (IDF over the candidates' sentences, text/relevance.ts);
+ * - entity: per name the question mentions, 1 when the memory's speaker is that name ("Maya: …"), 0.6 when the
+ *   text mentions it; averaged;
+ * - time: inside the question's time scope 1, else e^(−days outside / 14); for "now/currently" questions without a
+ *   scope, newest 1 down to oldest 0 by rank;
+ * - answer: the best-matching sentence (or the one after it) holds what the question asks for: a time
+ *   expression for "when", a number for "how many", a name for "who", a place for "where", a reason for "why";
+ * - type: the memory type the intent prefers (summaries for "tell me about", messages and facts for facts).
+ *
+ * A reply turn (`replyTo`, the next turn after a kept question turn, from backends that know the order) ranks at
+ * least as high as 0.95 × its question: the answer to "what did you name the puppy?" rarely repeats its words.
+ */
+
+export const SIGNALS = ["backend", "lexical", "entity", "time", "answer", "type"] as const;
+export type Signal = (typeof SIGNALS)[number];
+export type Weights = Record<Signal, number>;
+
+export interface RankedSignals {
+  id: string;
+  rank: number;
+  relevance: number;
+  signals: Partial<Record<Signal, number>>;
+}
+
+/** Per-memory signal values and the query's term sets, kept for the selection and sufficiency steps. */
+export interface RankContext {
+  /** The matched query-term indexes of each memory (by id). */
+  matched: Map<string, ReadonlySet<number>>;
+  /** IDF of each query term over the candidates (memory level). */
+  idf: number[];
+  relevance: Map<string, number>;
+}
+
+const TYPE_PREFERENCE: Record<Intent, Record<MemoryType, number>> = {
+  factual: { message: 1, fact: 1, summary: 0.5 },
+  procedural: { message: 0.7, fact: 1, summary: 0.7 },
+  exploratory: { message: 0.5, fact: 0.8, summary: 1 },
+  analytical: { message: 0.6, fact: 0.8, summary: 1 },
+};
+
+const DAY = 86_400_000;
+const SPEAKER = /^([^:\n]{1,40}):\s/;
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+function timeFit(t: number, scope: Pick<TimeScope, "start" | "end">): number {
+  if (t >= scope.start && t < scope.end) return 1;
+  const outside = t < scope.start ? scope.start - t : t - scope.end;
+  return Math.exp(-outside / DAY / 14);
+}
+
+function wordIn(haystack: string, needle: string): boolean {
+  let from = 0;
+  for (;;) {
+    const i = haystack.indexOf(needle, from);
+    if (i < 0) return false;
+    const before = i === 0 ? "" : (haystack[i - 1] ?? "");
+    const after = haystack[i + needle.length] ?? "";
+    if (!/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after)) return true;
+    from = i + 1;
+  }
+}
+
+/** The event anchor ("before the wedding") as a scope: before/after the first memory that mentions it. */
+function anchorScope(items: readonly WorkItem[], analysis: QueryAnalysis): TimeScope | undefined {
+  const anchor = analysis.anchor;
+  if (anchor === undefined) return undefined;
+  let first = Number.POSITIVE_INFINITY;
+  for (const item of items) {
+    const text = item.content.toLowerCase();
+    if (
+      anchor.words.every((w) => text.includes(w.slice(0, Math.max(4, w.length - 2)))) &&
+      item.timeMs < first
+    )
+      first = item.timeMs;
+  }
+  if (!Number.isFinite(first)) return undefined;
+  return anchor.relation === "before"
+    ? { start: Number.NEGATIVE_INFINITY, end: first + DAY, phrase: anchor.phrase }
+    : { start: first, end: Number.POSITIVE_INFINITY, phrase: anchor.phrase };
+}
+
+export function rankStage(
+  items: WorkItem[],
+  analysis: QueryAnalysis,
+  weightsByIntent: Record<Intent, Weights>,
+): StageResult & { ranking: RankedSignals[]; context: RankContext } {
+  const weights = weightsByIntent[analysis.intent];
+  const terms = analysis.terms;
+  const spans = items.map((item) => sentenceSpans(item.content));
+  const sentenceScores =
+    terms.length === 0
+      ? items.map((_, i) => (spans[i] ?? []).map(() => ({ score: 0, matched: [] as readonly number[] })))
+      : scoreSentences(
+          items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
+          terms,
+        );
+  // Memory-level matches and IDF.
+  const n = items.length;
+  const matched = items.map((_, i) => {
+    const set = new Set<number>();
+    for (const s of sentenceScores[i] ?? []) for (const k of s.matched) set.add(k);
+    return set;
+  });
+  const df = new Array<number>(terms.length).fill(0);
+  for (const set of matched) for (const k of set) df[k] = (df[k] ?? 0) + 1;
+  const idf = df.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5)));
+  const idfTotal = idf.reduce((a, b) => a + b, 0);
+  let bestSentence = 0;
+  const bestOwn = sentenceScores.map((list) => {
+    let best = 0;
+    for (const s of list) if (s.score > best) best = s.score;
+    if (best > bestSentence) bestSentence = best;
+    return best;
+  });
+
+  const scope = analysis.timeScope ?? anchorScope(items, analysis);
+  const recencyRank = new Map<string, number>();
+  if (scope === undefined && analysis.wantsCurrent && n > 1) {
+    const byTime = [...items].sort((a, b) => b.timeMs - a.timeMs || compareIds(a.id, b.id));
+    byTime.forEach((item, i) => {
+      recencyRank.set(item.id, 1 - i / (n - 1));
+    });
+  }
+  const entities = analysis.entities.filter((e) => !/^\d/.test(e)).map((e) => e.toLowerCase());
+
+  const signalsOf = (item: WorkItem, i: number): Partial<Record<Signal, number>> => {
+    const s: Partial<Record<Signal, number>> = { backend: item.score };
+    if (terms.length > 0) {
+      let covered = 0;
+      for (const k of matched[i] ?? []) covered += idf[k] ?? 0;
+      const coverage = idfTotal > 0 ? covered / idfTotal : 0;
+      const concentration = bestSentence > 0 ? (bestOwn[i] ?? 0) / bestSentence : 0;
+      s.lexical = round6(0.5 * coverage + 0.5 * concentration);
+    }
+    if (entities.length > 0) {
+      const speaker = SPEAKER.exec(item.content)?.[1]?.toLowerCase() ?? "";
+      const text = item.content.toLowerCase();
+      let sum = 0;
+      for (const e of entities)
+        sum += speaker === e || speaker.split(/\s+/)[0] === e ? 1 : wordIn(text, e) ? 0.6 : 0;
+      s.entity = round6(sum / entities.length);
+    }
+    if (scope !== undefined) s.time = round6(timeFit(item.timeMs, scope));
+    else if (recencyRank.size > 0) s.time = round6(recencyRank.get(item.id) ?? 0);
+    if (
+      analysis.answerType !== "thing" &&
+      analysis.answerType !== "list" &&
+      analysis.answerType !== "yesno"
+    ) {
+      const own = sentenceScores[i] ?? [];
+      const sp = spans[i] ?? [];
+      let bestIdx = 0;
+      for (let j = 1; j < own.length; j++) if ((own[j]?.score ?? 0) > (own[bestIdx]?.score ?? 0)) bestIdx = j;
+      let fit = 0;
+      for (const j of [bestIdx, bestIdx + 1]) {
+        const span = sp[j];
+        if (span !== undefined)
+          fit = Math.max(fit, answerFit(analysis.answerType, item.content.slice(span.start, span.end)));
+      }
+      s.answer = fit;
+    }
+    s.type = TYPE_PREFERENCE[analysis.intent][item.type];
+    return s;
+  };
+
+  const ranking: RankedSignals[] = items.map((item, i) => {
+    const signals = signalsOf(item, i);
+    let num = 0;
+    let den = 0;
+    for (const name of SIGNALS) {
+      const v = signals[name];
+      const w = weights[name];
+      if (v === undefined || w <= 0) continue;
+      num += w * v;
+      den += w;
+    }
+    return { id: item.id, rank: 0, relevance: den > 0 ? round6(num / den) : item.score, signals };
+  });
+  const relevance = new Map(ranking.map((r) => [r.id, r.relevance]));
+  // Replies inherit from their question.
+  for (const r of ranking) {
+    const item = items.find((x) => x.id === r.id);
+    const parent = item?.replyTo === undefined ? undefined : relevance.get(item.replyTo);
+    if (parent !== undefined && parent * 0.95 > r.relevance) {
+      r.relevance = round6(parent * 0.95);
+      relevance.set(r.id, r.relevance);
+    }
+  }
+  const order = items
+    .map((item, i) => ({ item, r: ranking[i] as RankedSignals }))
+    .sort((a, b) => b.r.relevance - a.r.relevance || compareIds(a.item.id, b.item.id));
+  order.forEach((o, i) => {
+    o.r.rank = i + 1;
+  });
+  const detail: Record<string, string | number | boolean> = {
+    intent: analysis.intent,
+    answerType: analysis.answerType,
+    complexity: analysis.complexity,
+  };
+  if (scope !== undefined) detail.timeScope = scope.phrase;
+  return {
+    items: order.map((o) => o.item),
+    ranking: order.map((o) => o.r),
+    context: {
+      matched: new Map(items.map((item, i) => [item.id, matched[i] ?? new Set<number>()])),
+      idf,
+      relevance,
+    },
+    trace: { stage: "rank", in: items.length, out: items.length, changes: [], detail },
+  };
+}

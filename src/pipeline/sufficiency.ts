@@ -1,0 +1,97 @@
+import type { QueryAnalysis } from "./query/analyze";
+import { answerFit } from "./query/analyze";
+import { scoreSentences } from "./text/relevance";
+import type { WorkItem } from "./types";
+
+/**
+ * The sufficiency certificate (seed 004 "Sufficiency checking"): does what the pipeline kept cover the question?
+ * Computed on the final, clipped contents — what the chat will actually read.
+ *
+ * - completeness (0–1): how much of the question's weight the kept text covers, from three parts: the IDF-weighted
+ *   share of the query's terms found in some kept memory (union), the same share in the single best memory (so
+ *   "Maya" in one memory and "marathon" in another does not prove that Maya ran a marathon), and whether any
+ *   kept sentence holds the kind of answer asked for (a time, number, name, place or reason; a "when" question is
+ *   always answerable from the memories' dates). Multi-hop questions weigh the union more, single-fact ones the best
+ *   memory more.
+ * - redundancy (0–1): the mean, over kept memories, of their highest term-set similarity to another kept memory.
+ * - missing: the query's names and terms (as scored: stemmed, cut) no kept memory holds.
+ * - verdict: `sufficient` at or above the policy's threshold, `partial` above 60 % of it, else `insufficient`
+ *   (and always `insufficient` with nothing kept).
+ */
+export interface Sufficiency {
+  completeness: number;
+  redundancy: number;
+  missing: string[];
+  verdict: "sufficient" | "partial" | "insufficient";
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function certify(
+  kept: readonly WorkItem[],
+  analysis: QueryAnalysis,
+  threshold: number,
+  similarity: (a: string, b: string) => number,
+  idfOf?: readonly number[],
+): Sufficiency {
+  const terms = analysis.terms;
+  if (kept.length === 0) {
+    return {
+      completeness: 0,
+      redundancy: 0,
+      missing: [...analysis.entities, ...terms].slice(0, 16),
+      verdict: "insufficient",
+    };
+  }
+  const scores = scoreSentences(
+    kept.map((item) => ({ text: item.content, sentences: [{ start: 0, end: item.content.length }] })),
+    terms,
+  );
+  const idf = terms.map((_, k) => idfOf?.[k] ?? 1);
+  const total = idf.reduce((a, b) => a + b, 0) || 1;
+  const union = new Set<number>();
+  let best = 0;
+  for (const list of scores) {
+    let own = 0;
+    for (const s of list) {
+      for (const k of s.matched) {
+        union.add(k);
+        own += idf[k] ?? 0;
+      }
+    }
+    if (own > best) best = own;
+  }
+  let covered = 0;
+  for (const k of union) covered += idf[k] ?? 0;
+  const unionShare = terms.length === 0 ? 1 : covered / total;
+  const bestShare = terms.length === 0 ? 1 : best / total;
+  const lowerTexts = kept.map((item) => item.content.toLowerCase());
+  const names = analysis.entities.filter((e) => !/^\d/.test(e));
+  const missingNames = names.filter((e) => !lowerTexts.some((t) => t.includes(e.toLowerCase())));
+  const nameShare = names.length === 0 ? 1 : 1 - missingNames.length / names.length;
+  const type = analysis.answerType;
+  const answerPresent =
+    type === "time" || type === "thing" || type === "list" || type === "yesno"
+      ? 1
+      : kept.some((item) => answerFit(type, item.content) > 0)
+        ? 1
+        : 0;
+  const [wu, wb] = analysis.multiHop ? [0.5, 0.2] : [0.25, 0.45];
+  const completeness = round3(
+    (wu * unionShare + wb * bestShare) * (0.7 + 0.3 * nameShare) + 0.3 * answerPresent * nameShare,
+  );
+  let redundancy = 0;
+  if (kept.length > 1) {
+    let sum = 0;
+    for (const a of kept) {
+      let max = 0;
+      for (const b of kept) if (a !== b) max = Math.max(max, similarity(a.id, b.id));
+      sum += max;
+    }
+    redundancy = round3(sum / kept.length);
+  }
+  const missing = [...missingNames, ...terms.filter((_, k) => !union.has(k))].slice(0, 16);
+  const verdict =
+    completeness >= threshold ? "sufficient" : completeness >= 0.6 * threshold ? "partial" : "insufficient";
+  return { completeness, redundancy, missing, verdict };
+}
