@@ -169,7 +169,10 @@ async function candidatesFor(
   const first = subjects[0]?.compiled.policy;
   if (first === undefined) throw new UsageError("--policy: at least one policy is needed");
   const wanted = Math.max(
-    ...subjects.map((s) => s.compiled.policy.retrieval.topK * s.compiled.policy.retrieval.overfetch),
+    ...subjects.map(({ compiled: { policy } }) => {
+      const take = policy.retrieval.topK * policy.retrieval.overfetch;
+      return policy.sufficiency.expand ? take * policy.sufficiency.expandFactor : take;
+    }),
   );
   const limit =
     intOption("--limit", opts.limit, 1, 1000) ?? (name === "zep" ? Math.min(wanted, ZEP_MAX_LIMIT) : wanted);

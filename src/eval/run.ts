@@ -80,20 +80,42 @@ function evaluateQuestion(
   take: number,
 ): QuestionOutcome {
   const { replies } = subject.compiled.policy.retrieval;
-  const candidates = firstCandidates(
-    replies ? recorded.results : recorded.results.filter((c) => c.replyTo === undefined),
-    take,
-  );
-  const result = runPipeline(
-    {
-      userId: question.userId,
-      query: question.query,
-      candidates,
-      backend: recorded.backend,
-      turnTime: turnTimeOf(question, recorded),
-    },
-    subject.compiled,
-  );
+  const available = replies ? recorded.results : recorded.results.filter((c) => c.origin !== "reply");
+  const shape = (n: number) => {
+    const candidates = firstCandidates(available, n);
+    const result = runPipeline(
+      {
+        userId: question.userId,
+        query: question.query,
+        candidates,
+        backend: recorded.backend,
+        turnTime: turnTimeOf(question, recorded),
+      },
+      subject.compiled,
+    );
+    return { candidates, result };
+  };
+  // The core's expansion round (policy sufficiency.expand), as it would run: a context that is not sufficient is
+  // shaped again from `expandFactor` × the candidates when the backend returned all it was asked for, and kept
+  // when at least as complete.
+  let { candidates, result } = shape(take);
+  const { sufficiency } = subject.compiled.policy;
+  const found = candidates.filter((c) => c.origin !== "reply").length;
+  if (
+    sufficiency.expand &&
+    result.sufficiency !== undefined &&
+    result.sufficiency.verdict !== "sufficient" &&
+    found >= take
+  ) {
+    const again = shape(take * sufficiency.expandFactor);
+    if (
+      again.candidates.length > candidates.length &&
+      again.result.sufficiency !== undefined &&
+      again.result.sufficiency.completeness >= result.sufficiency.completeness
+    ) {
+      ({ candidates, result } = again);
+    }
+  }
   const kept = new Map(result.memories.map((m) => [m.id, m.content]));
   return {
     id: question.id,

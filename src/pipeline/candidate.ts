@@ -20,6 +20,7 @@ export const candidateSchema = z
     backend: z.string().max(64).optional(),
     sourceId: z.string().max(256).optional(),
     replyTo: z.string().min(1).max(256).optional(),
+    origin: z.literal("reply").optional(),
   })
   .strict();
 
@@ -34,14 +35,14 @@ export const replayInputSchema = z
 export type ReplayInput = z.output<typeof replayInputSchema>;
 
 /**
- * The first `n` candidates of a backend's list, counting only the ones it found (a `replyTo` turn a backend added
+ * The first `n` candidates of a backend's list, counting only the ones it found (a reply turn a backend added
  * after its question comes along with it, as the backend itself would have returned it for a fetch of `n`).
  */
-export function firstCandidates<T extends { replyTo?: string }>(list: readonly T[], n: number): T[] {
+export function firstCandidates<T extends { origin?: "reply" }>(list: readonly T[], n: number): T[] {
   const out: T[] = [];
   let found = 0;
   for (const c of list) {
-    if (c.replyTo === undefined) {
+    if (c.origin !== "reply") {
       if (found >= n) break;
       found++;
     }

@@ -61,6 +61,7 @@ export function toWorkItem(c: Candidate): WorkItem {
   if (c.backend !== undefined) item.backend = c.backend;
   if (c.sourceId !== undefined) item.sourceId = c.sourceId;
   if (c.replyTo !== undefined) item.replyTo = c.replyTo;
+  if (c.origin !== undefined) item.origin = c.origin;
   return item;
 }
 

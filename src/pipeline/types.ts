@@ -31,6 +31,11 @@ export interface Candidate {
    * backend that knows the order (the local store) so the answer to "what did you name the puppy?" comes along.
    */
   replyTo?: string;
+  /**
+   * `reply`: the backend added this turn because it follows a question it found (`replyTo`), not because the search
+   * matched it; it comes on top of the fetch size.
+   */
+  origin?: "reply";
 }
 
 /** A candidate on its way through the stages. */

@@ -34,15 +34,26 @@ export class LocalBackend extends MemoryStore implements Backend {
       const hits = this.searchUser(req.userId, req.query, req.searchType, req.limit);
       if (req.policy.retrieval.replies !== true)
         return hits.map(({ record, score }) => toCandidate(record, score));
-      const ids = new Set(hits.map((h) => h.record.id));
+      // Each hit that asks a question is followed by its reply: added (`origin: reply`) when the search did not
+      // find it, moved up when it found it lower; a reply ranked above its question stays and learns what it
+      // answers. So the first n hits and their replies are the same whatever the fetch size.
+      const rankOf = new Map(hits.map((h, i) => [h.record.id, i]));
+      const replies = hits.map((h) => this.replyTo(h.record));
+      const placed = new Set<string>();
       const out: Candidate[] = [];
-      for (const { record, score } of hits) {
-        out.push(toCandidate(record, score));
-        const reply = this.replyTo(record);
-        if (reply === undefined || ids.has(reply.id)) continue;
-        ids.add(reply.id);
-        out.push({ ...toCandidate(reply, score), replyTo: record.id });
-      }
+      hits.forEach(({ record, score }, i) => {
+        if (placed.has(record.id)) return;
+        placed.add(record.id);
+        const self = toCandidate(record, score);
+        const asker = hits.findIndex((_, j) => j > i && replies[j]?.id === record.id);
+        if (asker >= 0) self.replyTo = hits[asker]?.record.id;
+        out.push(self);
+        const reply = replies[i];
+        if (reply === undefined || placed.has(reply.id)) return;
+        if ((rankOf.get(reply.id) ?? hits.length) < i) return;
+        placed.add(reply.id);
+        out.push({ ...toCandidate(reply, score), replyTo: record.id, origin: "reply" });
+      });
       return out;
     });
   }

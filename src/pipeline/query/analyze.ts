@@ -43,10 +43,11 @@ export interface QueryAnalysis {
 const WORD = /[\p{L}\p{M}\p{N}']+/gu;
 
 const TIME_Q = [
-  /^(when|what time|what date|what day|what year|what month|which year|which month|which day|how long ago|since when)\b/,
-  /\b(quand|à quelle date|a quelle date|en quelle année|quel jour|quelle année|depuis quand|à quelle heure)\b/,
-  /\b(cuándo|cuando|en qué año|en que año|qué día|que dia|desde cuándo|a qué hora)\b/,
-  /\b(wann|seit wann|an welchem tag|in welchem jahr|um wie viel uhr)\b/,
+  /^(when|how long ago|since when)\b/,
+  /\b(what|which) (time|date|day|year|month|week|weekend)\b/,
+  /\b(quand|quelle date|en quelle année|quel jour|quelle année|quel mois|depuis quand|quelle heure)\b/,
+  /(cuándo|\bcuando\b|\bqué año\b|\bque año\b|\bqué día\b|\bque dia\b|\bqué fecha\b|\bque fecha\b|\bqué mes\b|\bqué hora\b)/,
+  /\b(wann|seit wann|an welchem tag|in welchem jahr|in welchem monat|welchem datum|um wie viel uhr)\b/,
 ];
 const PERSON_Q = [
   /^(who|whom|whose|with whom)\b/,
@@ -108,12 +109,25 @@ const SENTENCE_WORDS = new Set(
     "i i'm i've tell please my the a an in on at for with and or but if so quand où qui que quoi quel quelle quels quelles " +
     "comment pourquoi combien est-ce est le la les un une mon ma mes son sa ses cuándo dónde quién qué cuál cuánto cuántos " +
     "cómo por el los las mi mis su sus wann wo wer was warum wie welche welcher welches ist sind hat haben der die das ein " +
-    "eine mein meine sein seine ihr ihre am im zum"
+    "eine mein meine sein seine ihr ihre am im zum pour dans sur avec chez après avant en del para con sin sobre desde für mit nach bei von zu " +
+    "qu'est qu'ai qu'a quelle quels qué cuál cuáles dónde quién"
   ).split(" "),
 );
 
+/** `\b` that knows accented letters ("où", "cuándo"): JavaScript's own treats "ù" as a non-word character. */
+function unicodeWords(re: RegExp): RegExp {
+  const boundary = "(?:(?<![\\p{L}\\p{N}])(?=[\\p{L}\\p{N}])|(?<=[\\p{L}\\p{N}])(?![\\p{L}\\p{N}]))";
+  return new RegExp(re.source.replaceAll("\\b", boundary), `${re.flags.replace("u", "")}u`);
+}
+
+const compiled = new WeakMap<readonly RegExp[], RegExp[]>();
 function any(patterns: readonly RegExp[], text: string): boolean {
-  return patterns.some((p) => p.test(text));
+  let list = compiled.get(patterns);
+  if (list === undefined) {
+    list = patterns.map(unicodeWords);
+    compiled.set(patterns, list);
+  }
+  return list.some((p) => p.test(text));
 }
 
 /** The question's shape, with leading "¿" / "¡" and trailing punctuation gone, lower-cased. */
@@ -144,6 +158,17 @@ function intentOf(q: string): Intent {
   return "factual";
 }
 
+/** German articles and determiners: a capitalized word after one is a noun (German capitalizes every noun). */
+const GERMAN_DETERMINERS = new Set(
+  "der die das den dem des ein eine einen einem einer eines kein keine welche welcher welches welchen meine meinen meinem meiner seine seinen seinem seiner ihre ihren ihrem ihrer unsere euer zum zur im am beim vom".split(
+    " ",
+  ),
+);
+const GERMAN_HINTS =
+  /\b(der|die|das|und|ist|hat|wer|wie|wann|welche|welcher|nach|mit|von|zu|bei|sein|seine|ihre|ihr)\b/i;
+/** French/Italian elision before an apostrophe: "qu'est", "l'atelier", "d'Inès". */
+const ELISION = /^(qu|l|d|j|n|s|c|m|t|jusqu|lorsqu|puisqu)['’]/i;
+
 /** Capitalized words not starting the question, quoted titles, numbers; each once, as written. */
 export function queryEntities(query: string): string[] {
   const out: string[] = [];
@@ -154,18 +179,21 @@ export function queryEntities(query: string): string[] {
     seen.add(k);
     out.push(e);
   };
-  for (const m of query.matchAll(/["“«„]([^"”»“]{2,60})["”»“]/gu)) add((m[1] ?? "").trim());
+  const QUOTED = /["“«„]([^"”»“]{2,60})["”»“]/gu;
+  for (const m of query.matchAll(QUOTED)) add((m[1] ?? "").trim());
+  const rest = query.replace(QUOTED, " ");
+  // German capitalizes nouns: there a capitalized word counts only when no determiner comes right before it.
+  const german = GERMAN_HINTS.test(rest) && !/\b(the|what|who|where|le|la|el|qué)\b/i.test(rest);
   let first = true;
-  for (const m of query.matchAll(WORD)) {
-    const w = m[0].replace(/'s$|’s$/u, "");
-    if (
-      /^\p{Lu}/u.test(w) &&
-      !(first && SENTENCE_WORDS.has(w.toLowerCase())) &&
-      !SENTENCE_WORDS.has(w.toLowerCase())
-    )
-      add(w);
-    else if (/^\d[\d.,:]*$/.test(w)) add(w);
+  let previous = "";
+  for (const m of rest.matchAll(WORD)) {
+    const w = m[0].replace(/['’]s$/u, "").replace(ELISION, "");
+    const lower = w.toLowerCase();
+    const noun = german && (GERMAN_DETERMINERS.has(previous) || previous === "");
+    if (/^\d[\d.,:]*$/.test(w)) add(w);
+    else if (!first && /^\p{Lu}/u.test(w) && !SENTENCE_WORDS.has(lower) && !noun && w.length > 1) add(w);
     first = false;
+    previous = lower;
   }
   return out;
 }

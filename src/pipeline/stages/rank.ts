@@ -194,9 +194,10 @@ export function rankStage(
   });
   const relevance = new Map(ranking.map((r) => [r.id, r.relevance]));
   // Replies inherit from their question.
-  for (const r of ranking) {
-    const item = items.find((x) => x.id === r.id);
-    const parent = item?.replyTo === undefined ? undefined : relevance.get(item.replyTo);
+  for (let i = 0; i < n; i++) {
+    const r = ranking[i] as RankedSignals;
+    const replyTo = items[i]?.replyTo;
+    const parent = replyTo === undefined ? undefined : relevance.get(replyTo);
     if (parent !== undefined && parent * 0.95 > r.relevance) {
       r.relevance = round6(parent * 0.95);
       relevance.set(r.id, r.relevance);
