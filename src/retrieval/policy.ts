@@ -89,19 +89,21 @@ export function resolvePolicy(
 }
 
 /**
- * The same compiled policy with another `retrieval.topK` and `budget.fill` off: a drop-in SDK asked for at most
+ * The same compiled policy with another `retrieval.topK`, `budget.fill` and `ranking.dynamicK` off: a drop-in SDK asked for at most
  * that many results (Zep `limit` up to 50, OpenMemory `k` up to 200, beyond the 1–20 of policy files), so the
  * budget never adds more. An internal variant with a hash of its own (so a cache entry of one `limit` never
  * answers another); never validated against the file schema, never visible outside the request.
  */
 export function withTopK(compiled: CompiledPolicy, topK: number): CompiledPolicy {
   const k = Math.max(1, Math.floor(topK));
-  const { retrieval, budget } = compiled.policy;
-  if (retrieval.topK === k && !budget.fill) return compiled;
+  const { retrieval, budget, ranking } = compiled.policy;
+  if (retrieval.topK === k && !budget.fill && !ranking.dynamicK.enabled) return compiled;
   const policy = {
     ...compiled.policy,
     retrieval: { ...retrieval, topK: k },
     budget: { ...budget, fill: false },
+    // The SDK's own count, not one that follows the question.
+    ranking: { ...ranking, dynamicK: { ...ranking.dynamicK, enabled: false } },
   };
   return { policy, hash: policyHash(policy), ctx: compiled.ctx };
 }

@@ -161,8 +161,11 @@ export function traceCacheLookup(
   });
 }
 
-/** Stage details that are numbers or booleans (thresholds, counts) or these known enum strings. */
-const STRING_DETAILS = new Set(["strategy", "tokenizer", "mode", "packing"]);
+/**
+ * Stage details that are numbers or booleans (thresholds, counts) or these known enum strings: never text from a
+ * query or a memory (the rank stage's time scope phrase is not one of them).
+ */
+const STRING_DETAILS = new Set(["strategy", "tokenizer", "mode", "packing", "intent", "answerType"]);
 /** `duplicates` → `memgate.stage.duplicates`, built once per key. */
 const detailKeys = new Map<string, string>();
 const detailKey = (key: string): string => {

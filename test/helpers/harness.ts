@@ -68,6 +68,8 @@ export async function makeHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "memgate-test-"));
   const policyDir = join(dir, "policies");
   cpSync(join(__dirname, "../../policies"), policyDir, { recursive: true });
+  // A fixed `default` for the machinery tests (see the file's header): the shipped one is retuned on the golden set.
+  cpSync(join(__dirname, "policies/default.yaml"), join(policyDir, "default.yaml"));
   writeFileSync(
     join(policyDir, "fast.yaml"),
     "name: fast\nversion: 1\ntokenizer: approx\nretrieval: { minScore: 0 }\ncache: { ttlSeconds: 60, staleSeconds: 3600 }\n",

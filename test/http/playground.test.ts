@@ -313,7 +313,7 @@ describe("the policy playground's API (/v1/playground)", () => {
       const code = await evalCommand(
         {
           golden,
-          policy: ["policies/default.yaml", "eval/policies/seed-000.yaml"],
+          policy: ["test/helpers/policies/default.yaml", "eval/policies/seed-000.yaml"],
           backend: "local",
           data: "eval/golden/memories.jsonl",
           json: true,

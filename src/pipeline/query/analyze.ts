@@ -207,8 +207,12 @@ export function analyzeQuery(query: string, turnTime: number | undefined): Query
   const answerType = answerTypeOf(q);
   const intent = intentOf(q);
   const entities = queryEntities(query);
-  const terms = queryTermsForRelevance(query);
   const timeScope = turnTime === undefined ? undefined : resolveTimeScope(query, turnTime);
+  // The words of a resolved time phrase ("last weekend") are the scope, not topic words to match.
+  const scopeTerms = new Set(timeScope === undefined ? [] : queryTermsForRelevance(timeScope.phrase));
+  const all = queryTermsForRelevance(query);
+  const kept = all.filter((t) => !scopeTerms.has(t));
+  const terms = kept.length > 0 ? kept : all;
   const anchor = findEventAnchor(query);
   const wantsCurrent = CURRENT_Q.test(q);
   const names = entities.filter((e) => !/^\d/.test(e)).length;

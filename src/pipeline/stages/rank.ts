@@ -12,7 +12,7 @@ import type { MemoryType, StageResult, WorkItem } from "../types";
  * drops out and the others are re-weighted. Pure: the signals come from the memories, the query analysis and the
  * turn's time only.
  *
- * - backend: the adapter's normalized score (one scale on every backend, docs/policy.md#scores);
+ * - backend: the adapter's normalized score (one scale on every backend, docs/policy.md#fetch);
  * - lexical: half the IDF-weighted share of the query's terms the memory holds, half its best sentence's BM25
  *   against the best of all candidates (IDF over the candidates' sentences, text/relevance.ts);
  * - entity: per name the question mentions, 1 when the memory's speaker is that name ("Maya: …"), 0.6 when the

@@ -82,15 +82,16 @@ export function selectStage(
       }
     }
     if (best === undefined) break;
+    // A reply chosen first pulls its question in before it: the question gives the reply its meaning.
+    const question = best.replyTo === undefined ? undefined : byId.get(best.replyTo);
+    if (question !== undefined && pool.includes(question) && chosen.length + 1 < limit) take(question);
     take(best);
     const reply = repliesOf.get(best.id);
     if (reply !== undefined && pool.includes(reply) && chosen.length < limit) take(reply);
-    // A reply chosen first pulls its question in before it (the question gives the reply its meaning).
   }
   const changes: TraceChange[] = [];
   const out: WorkItem[] = chosen.map((item, i) => (i < opts.k ? item : { ...item, reserve: true }));
   for (const item of pool) changes.push({ id: item.id, reason: "beyond_topK" });
-  void byId;
   return {
     items: out,
     similarity: (a, b) => {

@@ -1,0 +1,81 @@
+/**
+ * The shipped policies/default.yaml (chosen on the long-conversation golden set, README "What the shaped context
+ * still holds"): what it turns on, and that it shapes a conversation as documented. The machinery tests run on a
+ * fixed `default` of their own (test/helpers/policies/default.yaml).
+ */
+import { join } from "node:path";
+import { runPipeline } from "../../src/pipeline";
+import { compilePolicyFile } from "../../src/policy/compile";
+import { makeCandidate } from "../helpers/items";
+
+const ROOT = join(__dirname, "../..");
+
+async function shipped() {
+  const r = await compilePolicyFile(join(ROOT, "policies/default.yaml"));
+  if (!r.ok) throw new Error(r.problems.map((p) => p.message).join("; "));
+  return r.compiled;
+}
+
+describe("the shipped default policy", () => {
+  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies and sufficiency within 450 tokens", async () => {
+    const { policy } = await shipped();
+    expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
+    expect(policy.ranking).toMatchObject({
+      enabled: true,
+      diversity: 0.8,
+      dynamicK: { enabled: true, min: 8, max: 20 },
+    });
+    expect(policy.clip).toMatchObject({
+      mode: "relevant",
+      answerAware: true,
+      maxTokensPerMemory: 40,
+      speakerLabel: true,
+    });
+    expect(policy.sufficiency).toMatchObject({ enabled: true, expand: true });
+    expect(policy.tokenizer).toBe("o200k_base");
+  });
+
+  test("shapes a conversation: the reply after its question, the speaker kept, the budget held, a certificate", async () => {
+    const compiled = await shipped();
+    const talk = [
+      "Tom: How was the shelter visit on Saturday? Did you finally name the puppy?",
+      "Maya: Pickle! He already chewed through my left sneaker, the little gremlin. Work was chaos again, by the way.",
+      "Maya: The bakery asked me to do the early shift all week. I am not a morning person, as you know. Coffee helps.",
+      "Tom: My sister got a cat last month. She called it Biscuit, which I think is a dog's name.",
+    ];
+    const candidates = talk.map((content, i) =>
+      makeCandidate({
+        id: `t${i + 1}`,
+        content,
+        type: "message",
+        score: [0.6, 0.1, 0.3, 0.4][i] ?? 0.1,
+        sessionId: "s-1",
+        timestamp: `2024-03-02T18:0${i}:00Z`,
+        ...(i === 1 ? { replyTo: "t1", origin: "reply" as const } : {}),
+      }),
+    );
+    const result = runPipeline(
+      {
+        userId: "maya",
+        query: "What did Maya name her puppy?",
+        candidates,
+        backend: "local",
+        turnTime: Date.parse("2024-03-10T12:00:00Z"),
+      },
+      compiled,
+    );
+    const ids = result.memories.map((m) => m.id);
+    expect(ids.indexOf("t2")).toBe(ids.indexOf("t1") + 1);
+    expect(result.memories.find((m) => m.id === "t2")?.content).toMatch(/^Maya: Pickle!/);
+    expect(result.totalTokens).toBeLessThanOrEqual(450);
+    expect(result.appliedFilters).toEqual([
+      "score_threshold",
+      "deduplication",
+      "rank",
+      "diversity",
+      "clip:relevant",
+      "token_budget",
+    ]);
+    expect(result.sufficiency?.verdict).toBe("sufficient");
+  });
+});
