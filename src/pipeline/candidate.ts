@@ -19,6 +19,8 @@ export const candidateSchema = z
     role: z.enum(ROLES).optional(),
     backend: z.string().max(64).optional(),
     sourceId: z.string().max(256).optional(),
+    /** The backend's own score, not on the common scale (src/pipeline/types.ts). */
+    backendScore: z.number().optional(),
   })
   .strict();
 
