@@ -28,7 +28,8 @@
  * Rank scores 1 / (rank + 2) are what the `rrf` map gives a list ranked by a single retriever: 0.5, 0.333, 0.25,
  * 0.2, 0.167, 0.143, … A rank says nothing about whether the best of an answer is relevant, so a rank-scored
  * answer starts at the undecided middle of the scale, never near 1; `minScore: t` keeps ranks ≤ 1/t − 2 of each
- * scope (0.3 → the best 2, 0.15 → 5, 0.1 → 8, 0.05 → 18, 0 → all). For an absolute threshold use `cross_encoder`.
+ * scope, the best ⌊1/t⌋ − 1 (0.3 → 2, 0.15 → 5, 0.1 → 9, 0.05 → 19, 0 → all). For an absolute threshold use
+ * `cross_encoder`. Docs: docs/policy.md#fetch (the table of every backend's scale).
  *
  * Rules that keep the scale honest and the map monotone in Zep's ranking (the contract), deterministic, and a
  * function of one scope's answer alone (never of the fetch size L, other scopes or other queries):
