@@ -26,8 +26,8 @@ export class LocalBackend extends MemoryStore implements Backend {
 
   async search(req: SearchRequest): Promise<Candidate[]> {
     return guard(req.signal, "search", () =>
-      this.searchUser(req.userId, req.query, req.searchType, req.limit).map(({ record, score }) =>
-        toCandidate(record, score),
+      this.searchUser(req.userId, req.query, req.searchType, req.limit).map(({ record, score, raw }) =>
+        toCandidate(record, score, raw),
       ),
     );
   }
