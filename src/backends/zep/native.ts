@@ -19,11 +19,12 @@
  * `observations` (`summary`). An item becomes a candidate whose id is its `uuid`, whose `backendScore` is Zep's
  * own number and whose score is calibrated per list as the Zep adapter does (./score.ts) for the caller's
  * `reranker` (absent: Zep's default `rrf`; `scope: auto` is read as `rrf`): `cross_encoder` Zep's relevance,
- * `rrf` raw / (raw + 1), `mmr`, `node_distance` and `episode_mentions` 1 / (rank + 2). Items without a `uuid` or with a blank text are left out; an item
- * without a valid timestamp is dated 1970-01-01 (it only loses recency in interleaving). A 200 answer that is
- * not an object, or has a result list that is not a list of objects, is Zep being unavailable. The original item
- * is kept as the candidate's source; every other top-level field (`context`, `response`, …) is kept beside, and
- * each list the answer had is kept as an empty list, for the door to refill with the kept items.
+ * `rrf` raw / (raw + 1), `mmr`, `node_distance` and `episode_mentions` 1 / (rank + 2). Items without a `uuid`
+ * or with a blank text are left out; an item without a valid timestamp is dated 1970-01-01 (it only loses
+ * recency in interleaving). A 200 answer that is not an object, or has a result list that is not a list of
+ * objects, is Zep being unavailable. The original item is kept as the candidate's source; every other top-level
+ * field (`context`, `response`, …) is kept beside, and each list the answer had is kept as an empty list, for the
+ * door to refill with the kept items.
  */
 
 import { pipeline, type Transform } from "node:stream";
