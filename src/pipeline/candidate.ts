@@ -21,6 +21,8 @@ export const candidateSchema = z
     sourceId: z.string().max(256).optional(),
     replyTo: z.string().min(1).max(256).optional(),
     origin: z.literal("reply").optional(),
+    /** The backend's own score, not on the common scale (src/pipeline/types.ts). */
+    backendScore: z.number().optional(),
   })
   .strict();
 

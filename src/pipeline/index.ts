@@ -62,6 +62,7 @@ export function toWorkItem(c: Candidate): WorkItem {
   if (c.sourceId !== undefined) item.sourceId = c.sourceId;
   if (c.replyTo !== undefined) item.replyTo = c.replyTo;
   if (c.origin !== undefined) item.origin = c.origin;
+  if (c.backendScore !== undefined) item.backendScore = c.backendScore;
   return item;
 }
 
@@ -185,6 +186,7 @@ function toEntry(item: WorkItem, collection: string, searchType: string): Memory
   };
   if (item.backend !== undefined) provenance.backend = item.backend;
   if (item.sourceId !== undefined) provenance.sourceId = item.sourceId;
+  if (item.backendScore !== undefined) provenance.backendScore = item.backendScore;
   // Seed 000's field order: optional fields sit where the MemoryEntry interface declares them.
   return {
     id: item.id,

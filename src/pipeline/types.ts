@@ -11,11 +11,14 @@ export type MemoryType = (typeof MEMORY_TYPES)[number];
 export const ROLES = ["user", "assistant", "system", "tool", "function"] as const;
 export type Role = (typeof ROLES)[number];
 
-/** A memory as a backend adapter returns it, score already normalized to [0,1]. */
+/** A memory as a backend adapter returns it, score already calibrated to [0,1] (docs/policy.md#fetch). */
 export interface Candidate {
   id: string;
   content: string;
-  /** Normalized relevance in [0,1], higher is better. */
+  /**
+   * Calibrated relevance in [0,1], higher is better, on the one scale every backend and reranker shares
+   * (docs/policy.md#fetch): what `minScore` and ranking read.
+   */
   score: number;
   /** ISO 8601 timestamp. */
   timestamp: string;
@@ -36,6 +39,12 @@ export interface Candidate {
    * matched it; it comes on top of the fetch size.
    */
   origin?: "reply";
+  /**
+   * The backend's own number for this memory, as it sent it (Zep's reranker `score`, OpenMemory's z-score, the
+   * local index's raw BM25+ score): not on the common scale, never compared across backends; kept for
+   * provenance (`provenance.backendScore`) and debugging. Absent when the backend sent none.
+   */
+  backendScore?: number;
 }
 
 /** A candidate on its way through the stages. */
@@ -61,6 +70,8 @@ export interface Provenance {
   wasRedacted: boolean;
   backend?: string;
   sourceId?: string;
+  /** The backend's own score (`Candidate.backendScore`); last, so existing outputs keep their field order. */
+  backendScore?: number;
 }
 
 /** The shape of one memory in the response (seed 000's MemoryEntry). */

@@ -186,6 +186,7 @@ describe("local backend: search", () => {
       role: "user",
       backend: "local",
       sourceId: "l1",
+      backendScore: expect.any(Number),
     });
   });
 

@@ -222,6 +222,7 @@ describe("openmemory adapter", () => {
       type: "message",
       backend: "openmemory",
       sourceId: "e",
+      backendScore: 1,
     });
     expect(results.map((c) => c.type)).toEqual(["message", "fact", "summary", "fact"]);
     expect(results[3]?.sessionId).toBe("openmemory:mystery");

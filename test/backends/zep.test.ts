@@ -205,6 +205,8 @@ describe("zep adapter: mapping", () => {
     score,
     timestamp,
     sessionId,
+    // cross_encoder: Zep's relevance is the score, and it is carried as sent.
+    backendScore: score,
   });
 
   test("each scope becomes its type, with timestamps, roles and sessionIds as documented", async () => {
@@ -262,7 +264,25 @@ describe("zep adapter: score normalization", () => {
     ]);
   });
 
-  test("rrf scores by rank, 1 − rank/L, whatever the raw values; scopes interleave by rank, ties by id", async () => {
+  test("rrf reads Zep's RRF values (raw / (raw + 1)); scopes interleave by that score, ties by id", async () => {
+    answerSearch({
+      edges: edges(["z", { score: 2 }], ["y", { score: 1.5 }], ["x", { score: 0.25 }]),
+      episodes: {
+        episodes: [zepWire.episode("b", "m b", { score: 1 }), zepWire.episode("a", "m a", { score: 0.5 })],
+      },
+    });
+    const got = await search({ scopes: ["edges", "episodes"], reranker: "rrf" }, 10);
+    expect(scores(got)).toEqual([
+      ["z", 2 / 3],
+      ["y", 0.6],
+      ["b", 0.5],
+      ["a", 1 / 3],
+      ["x", 0.2],
+    ]);
+    expect(got.map((c) => c.backendScore)).toEqual([2, 1.5, 1, 0.5, 0.25]);
+  });
+
+  test("rrf values that do not look like Zep's RRF (first below 1, or rising) are scored by rank, 1 / (rank + 2)", async () => {
     answerSearch({
       edges: edges(["z", { score: 0.0164 }], ["y", { score: 0.0161 }], ["x", { score: 0.0159 }]),
       episodes: {
@@ -271,11 +291,11 @@ describe("zep adapter: score normalization", () => {
     });
     const got = await search({ scopes: ["edges", "episodes"], reranker: "rrf" }, 10);
     expect(scores(got)).toEqual([
-      ["b", 1],
-      ["z", 1],
-      ["a", 0.9],
-      ["y", 0.9],
-      ["x", 0.8],
+      ["b", 0.5],
+      ["z", 0.5],
+      ["a", 1 / 3],
+      ["y", 1 / 3],
+      ["x", 0.25],
     ]);
   });
 
@@ -283,8 +303,19 @@ describe("zep adapter: score normalization", () => {
     answerSearch({ edges: edges(["a", { score: 0.2 }], ["b", {}], ["c", { score: 0.9 }]) });
     const got = await search({ scopes: ["edges"], reranker: "cross_encoder" }, 2);
     expect(scores(got)).toEqual([
-      ["a", 1],
-      ["b", 0.5],
+      ["a", 0.5],
+      ["b", 1 / 3],
+    ]);
+    expect(got.map((c) => c.backendScore)).toEqual([0.2, undefined]);
+  });
+
+  test("a cross_encoder answer out of order keeps Zep's order: a score never exceeds the one above it", async () => {
+    answerSearch({ edges: edges(["a", { score: 0.4 }], ["b", { score: 0.7 }], ["c", { score: 0.1 }]) });
+    const got = await search({ scopes: ["edges"], reranker: "cross_encoder" });
+    expect(scores(got)).toEqual([
+      ["a", 0.4],
+      ["b", 0.4],
+      ["c", 0.1],
     ]);
   });
 });

@@ -50,9 +50,11 @@ export async function startGateway(opts: {
   backends: string;
   env?: Record<string, string>;
   localRecords?: unknown[];
+  /** More policy files (name → YAML) beside `compat`. */
+  policies?: Record<string, string>;
 }): Promise<Gateway> {
   const h = await makeHarness({
-    policies: { compat: COMPAT_POLICY },
+    policies: { compat: COMPAT_POLICY, ...opts.policies },
     factories: BACKEND_FACTORIES,
     tenants: tenantsYaml(opts.backends),
     ...(opts.env === undefined ? {} : { env: opts.env }),

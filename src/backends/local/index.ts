@@ -33,7 +33,7 @@ export class LocalBackend extends MemoryStore implements Backend {
     return guard(req.signal, "search", () => {
       const hits = this.searchUser(req.userId, req.query, req.searchType, req.limit);
       if (req.policy.retrieval.replies !== true)
-        return hits.map(({ record, score }) => toCandidate(record, score));
+        return hits.map(({ record, score, raw }) => toCandidate(record, score, raw));
       // Each hit that asks a question is followed by its reply: added (`origin: reply`) when the search did not
       // find it, moved up when it found it lower; a reply ranked above its question stays and learns what it
       // answers. So the first n hits and their replies are the same whatever the fetch size.
@@ -41,10 +41,10 @@ export class LocalBackend extends MemoryStore implements Backend {
       const replies = hits.map((h) => this.replyTo(h.record));
       const placed = new Set<string>();
       const out: Candidate[] = [];
-      hits.forEach(({ record, score }, i) => {
+      hits.forEach(({ record, score, raw }, i) => {
         if (placed.has(record.id)) return;
         placed.add(record.id);
-        const self = toCandidate(record, score);
+        const self = toCandidate(record, score, raw);
         const asker = hits.findIndex((_, j) => j > i && replies[j]?.id === record.id);
         if (asker >= 0) self.replyTo = hits[asker]?.record.id;
         out.push(self);
@@ -52,7 +52,8 @@ export class LocalBackend extends MemoryStore implements Backend {
         if (reply === undefined || placed.has(reply.id)) return;
         if ((rankOf.get(reply.id) ?? hits.length) < i) return;
         placed.add(reply.id);
-        out.push({ ...toCandidate(reply, score), replyTo: record.id, origin: "reply" });
+        // Scored as its question; the index gave it no number of its own (NaN: no backendScore).
+        out.push({ ...toCandidate(reply, score, Number.NaN), replyTo: record.id, origin: "reply" });
       });
       return out;
     });

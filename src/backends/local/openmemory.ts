@@ -123,7 +123,7 @@ export class LocalOpenMemory {
     const k = Math.min(fetchSize(opts.limit, native.extras), OPENMEMORY_MAX_K);
     const query = typeof native.body.query === "string" ? native.body.query : "";
     const hits = this.store.searchUser(native.userId ?? DEFAULT_USER, query, opts.searchType, k);
-    const matches: NativeMatch[] = hits.map(({ record, score }) => {
+    const matches: NativeMatch[] = hits.map(({ record, score, raw: bm25 }) => {
       const meta = this.metadata.get(record.id);
       const item = this.item(record);
       const raw = {
@@ -141,7 +141,7 @@ export class LocalOpenMemory {
         createdMs: createdMsOf(meta, item.created_at),
         docId: docIdOf(meta),
       };
-      return { candidate: toCandidate(record, score), facts, raw };
+      return { candidate: toCandidate(record, score, bm25), facts, raw };
     });
     return answerOf(matches, native.extras, { query });
   }

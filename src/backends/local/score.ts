@@ -36,7 +36,8 @@
  * memory and the user's own memories (their count and document frequencies) — never on other users, other
  * queries, the other results or `limit`. Each user has their own index, so one user's memories cannot shift
  * another user's scores. `semantic` is served like `hybrid` (there are no embeddings here), so it scores the
- * same.
+ * same. MiniSearch's raw score is kept beside the normalized one as the candidate's `backendScore`
+ * (`provenance.backendScore`), for audits; it is on no common scale and never compared with another backend's.
  */
 
 /** MiniSearch's BM25+ parameters (its defaults), passed explicitly so the reference uses the same values. */

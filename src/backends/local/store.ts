@@ -28,6 +28,8 @@ export interface ScoredRecord {
   record: MemoryRecord;
   /** Normalized relevance in [0, 1), see score.ts. */
   score: number;
+  /** MiniSearch's raw BM25+ score (the candidate's `backendScore`). */
+  raw: number;
 }
 
 /** The store operations the OpenMemory-compatible API (and tests) use besides `Backend`. */
@@ -153,7 +155,7 @@ export class MemoryStore implements LocalStore {
     const scored: ScoredRecord[] = [];
     for (const hit of index.search(queryTerms(query), searchType)) {
       const record = this.records.get(hit.id);
-      if (record !== undefined) scored.push({ record, score: hit.score });
+      if (record !== undefined) scored.push({ record, score: hit.score, raw: hit.raw });
     }
     scored.sort((a, b) => b.score - a.score || compareIds(a.record.id, b.record.id));
     return scored.slice(0, max);

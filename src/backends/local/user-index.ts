@@ -26,6 +26,8 @@ export interface RawHit {
   id: string;
   /** Normalized score in [0, 1) (see score.ts). */
   score: number;
+  /** MiniSearch's own BM25+ score, before normalization (the candidate's `backendScore`). */
+  raw: number;
 }
 
 const codePoints = (term: string) => Array.from(term).length;
@@ -85,6 +87,10 @@ export class UserIndex {
     for (const r of results) for (const t of r.queryTerms) docFreq.set(t, (docFreq.get(t) ?? 0) + 1);
     const docFreqs = terms.map((t) => docFreq.get(t) ?? 0).filter((n) => n > 0);
     const reference = referenceScore(docFreqs, this.size);
-    return results.map((r) => ({ id: String(r.id), score: normalizeScore(r.score, reference) }));
+    return results.map((r) => ({
+      id: String(r.id),
+      score: normalizeScore(r.score, reference),
+      raw: r.score,
+    }));
   }
 }

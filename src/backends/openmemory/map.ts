@@ -26,7 +26,8 @@
  * which keeps z ≥ −1.29).
  *
  * ## Field mapping
- * - `id`, `sourceId` ← match `id`; `content` ← `content`; `backend` = "openmemory".
+ * - `id`, `sourceId` ← match `id`; `content` ← `content`; `backend` = "openmemory"; `backendScore` ← the z-score
+ *   as OpenMemory sent it.
  * - `timestamp` ← ISO 8601 (UTC) of `last_seen_at` (epoch ms). Matches carry no `created_at`; note that a query
  *   refreshes `last_seen_at`, so recency means "last recalled or written".
  * - `type` ← `primary_sector`: episodic → "message" (events, things said); semantic, procedural, emotional →
@@ -121,6 +122,7 @@ export function toCandidate(m: OpenMemoryMatch): Candidate {
     type: sectorToType(m.primarySector),
     backend: "openmemory",
     sourceId: m.id,
+    backendScore: m.score,
   };
 }
 

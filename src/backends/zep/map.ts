@@ -6,30 +6,15 @@
  * `user_id`, `limit` L = min(request limit, 50) (Zep's maximum) and `reranker` = `policy.zep.reranker`
  * (`mmr` also sends `mmr_lambda: 0.5`, Zep requires one). `searchType` has no Zep equivalent and is not sent.
  *
- * ## Score normalization (per reranker)
- * - `cross_encoder`: Zep's `score` is the cross-encoder's sigmoid output, a relevance in [0,1] for the
- *   (query, memory) pair (`relevance`, its rank-aligned variant, is used when `score` is absent); the adapter
- *   keeps it, clamped to [0,1]. `minScore: 0.3` is then absolute: "the cross-encoder rates it at least 0.3",
- *   comparable across queries and scopes, and it can drop a whole answer that is irrelevant.
- * - `rrf`, `mmr`, `node_distance`, `episode_mentions`: `score` is not on a [0,1] scale (an RRF rank value, an
- *   MMR difference that can be negative, a graph distance, a mention count), so only Zep's order is used:
- *
- *       score = 1 − rank / L        (rank = 0-based position in Zep's answer for that scope)
- *
- *   The first result scores 1, each next one 1/L less, the last possible one 1/L (> 0). It is strictly
- *   decreasing in Zep's ranking, ignores the raw values, and is the same scale in every scope, so merged scopes
- *   interleave rank by rank. `minScore: t` keeps the results with rank ≤ (1 − t)·L in each scope, i.e. the best
- *   (1 − t) share of the fetch window L = topK × overfetch: the default 0.3 keeps the best 70 % (topK 8 ×
- *   overfetch 2 → L = 16 → ranks 0–11, still more than topK), so the threshold trims the tail that overfetch
- *   added without starving dedup. (1/(1 + rank) was rejected: at 0.3 it keeps 3 results per scope, fewer than
- *   the default topK.) The scale is relative: at 0.3 an answer shorter than 0.7·L is kept whole, as a rank cannot
- *   tell that an answer is irrelevant. Use `cross_encoder` for an absolute threshold, or `minScore: 0` to keep
- *   everything Zep returns.
- *   A `cross_encoder` answer in which any item carries neither `score` nor `relevance` is scored by rank too,
- *   so one missing field never mixes two scales in one scope.
+ * ## Scores (per reranker): ./score.ts
+ * Each scope's answer is calibrated on its own to the scale every backend shares (the table in ./score.ts):
+ * `cross_encoder` keeps Zep's sigmoid relevance (clamped to [0,1]); `rrf` maps Zep's RRF value raw to
+ * raw / (raw + 1) (0.5 = first of one retriever); `mmr` and `episode_mentions`, whose numbers are not a
+ * relevance, score by rank, 1 / (rank + 2). Never increasing down one scope's list, so Zep's order is kept.
+ * Zep's own number (`score`, else `relevance`) is kept as the candidate's `backendScore`.
  *
  * ## Merging scopes
- * Candidates of all scopes are merged; should an id repeat, its best score is kept. Order: normalized score
+ * Candidates of all scopes are merged; should an id repeat, its best score is kept. Order: calibrated score
  * descending, then id ascending (code units); at most L candidates. The output never increases in score.
  *
  * ## Field mapping (`id` = `sourceId` = Zep `uuid`, `backend` = "zep")
@@ -65,6 +50,7 @@ import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipelin
 import type { Policy } from "../../policy/schema";
 import { isRecord } from "../json";
 import { ZepMalformedResponseError } from "./errors";
+import { calibrateScores, rawScoreOf } from "./score";
 
 export type ZepScope = Policy["zep"]["scopes"][number];
 export type ZepReranker = Policy["zep"]["reranker"];
@@ -153,7 +139,6 @@ function toRole(...values: unknown[]): Role | undefined {
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const optStr = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
 
 function scopeList(
@@ -194,7 +179,7 @@ function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
     timestamp,
     episodes: strings(item.episodes),
   };
-  const rawScore = num(item.score) ?? num(item.relevance);
+  const rawScore = rawScoreOf(item);
   if (rawScore !== undefined) raw.rawScore = rawScore;
   if (scope === "episodes") {
     const role = toRole(item.role_type, item.role);
@@ -203,14 +188,6 @@ function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
     if (threadId !== undefined) raw.threadId = threadId;
   }
   return raw;
-}
-
-/** Normalized scores of one scope's items, in Zep's order (see the top of this file). */
-export function normalizeScores(rawScores: ReadonlyArray<number | undefined>, ctx: MapContext): number[] {
-  const byScore = ctx.reranker === "cross_encoder" && rawScores.every((s) => s !== undefined);
-  return rawScores.map((s, rank) =>
-    byScore && s !== undefined ? Math.min(1, Math.max(0, s)) : Math.max(0, 1 - rank / ctx.limit),
-  );
 }
 
 function sessionIdOf(item: RawItem, threads: ReadonlyMap<string, string>, userId: string): string {
@@ -230,9 +207,9 @@ export function toCandidates(answers: readonly ScopeAnswer[], ctx: MapContext): 
     const items = scopeList(scope, results)
       .slice(0, ctx.limit)
       .map((item) => toRawItem(scope, item));
-    const scores = normalizeScores(
+    const scores = calibrateScores(
       items.map((i) => i.rawScore),
-      ctx,
+      ctx.reranker,
     );
     return items.map((item, i) => ({ item, score: scores[i] ?? 0 }));
   });
@@ -257,6 +234,7 @@ export function toCandidates(answers: readonly ScopeAnswer[], ctx: MapContext): 
     };
     if (item.type === "message") candidate.messageId = item.uuid;
     if (item.role !== undefined) candidate.role = item.role;
+    if (item.rawScore !== undefined) candidate.backendScore = item.rawScore;
     best.set(item.uuid, candidate);
   }
   return [...best.values()].sort((a, b) => b.score - a.score || compareIds(a.id, b.id)).slice(0, ctx.limit);

@@ -16,13 +16,15 @@
  *
  * ## Candidates of a search answer
  * Every result list is read: `edges` (text `fact`), `episodes` (`content`), `nodes`, `thread_summaries` and
- * `observations` (`summary`). An item becomes a candidate whose id is its `uuid` and whose score is normalized as
- * the Zep adapter does (./map.ts): with `reranker: cross_encoder` Zep's score clamped to [0,1], with any other
- * reranker 1 − rank/L by position in its list. Items without a `uuid` or with a blank text are left out; an item
- * without a valid timestamp is dated 1970-01-01 (it only loses recency in interleaving). A 200 answer that is
- * not an object, or has a result list that is not a list of objects, is Zep being unavailable. The original item
- * is kept as the candidate's source; every other top-level field (`context`, `response`, …) is kept beside, and
- * each list the answer had is kept as an empty list, for the door to refill with the kept items.
+ * `observations` (`summary`). An item becomes a candidate whose id is its `uuid`, whose `backendScore` is Zep's
+ * own number and whose score is calibrated per list as the Zep adapter does (./score.ts) for the caller's
+ * `reranker` (absent: Zep's default `rrf`; `scope: auto` is read as `rrf`): `cross_encoder` Zep's relevance,
+ * `rrf` raw / (raw + 1), `mmr`, `node_distance` and `episode_mentions` 1 / (rank + 2). Items without a `uuid`
+ * or with a blank text are left out; an item without a valid timestamp is dated 1970-01-01 (it only loses
+ * recency in interleaving). A 200 answer that is not an object, or has a result list that is not a list of
+ * objects, is Zep being unavailable. The original item is kept as the candidate's source; every other top-level
+ * field (`context`, `response`, …) is kept beside, and each list the answer had is kept as an empty list, for the
+ * door to refill with the kept items.
  */
 
 import { pipeline, type Transform } from "node:stream";
@@ -39,7 +41,8 @@ import {
   type UpstreamResponse,
 } from "../types";
 import { kindForStatus, parseRetryAfterMs, type ZepOperation } from "./errors";
-import { firstIsoTimestamp, normalizeScores, ZEP_MAX_LIMIT } from "./map";
+import { firstIsoTimestamp, ZEP_MAX_LIMIT } from "./map";
+import { calibrateScores, rawScoreOf, requestedReranker, type ZepAnyReranker } from "./score";
 
 export const ZEP_DEFAULT_LIMIT = 10;
 
@@ -233,8 +236,6 @@ function malformed(op: ZepOperation, detail: string, status?: number): BackendEr
   });
 }
 
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-
 function roleOf(item: Record<string, unknown>): Role | undefined {
   for (const v of [item.role_type, item.role]) {
     const role = ROLES.find((r) => r === v);
@@ -244,10 +245,7 @@ function roleOf(item: Record<string, unknown>): Role | undefined {
 }
 
 /** Candidates and sources of a graph search answer (see the top of this file). */
-export function searchAnswer(
-  json: unknown,
-  ctx: { userId: string; crossEncoder: boolean; fetchLimit: number },
-): NativeAnswer {
+export function searchAnswer(json: unknown, ctx: { userId: string; reranker: ZepAnyReranker }): NativeAnswer {
   if (!isRecord(json)) throw malformed("graph.search", "not an object");
   const sources: Record<string, NativeSource> = {};
   const candidates: Candidate[] = [];
@@ -264,14 +262,8 @@ export function searchAnswer(
     const usable = value.filter(
       (i) => typeof i.uuid === "string" && i.uuid !== "" && typeof i[spec.text] === "string",
     );
-    const scores = normalizeScores(
-      usable.map((i) => num(i.score) ?? num(i.relevance)),
-      {
-        userId: ctx.userId,
-        reranker: ctx.crossEncoder ? "cross_encoder" : "rrf",
-        limit: Math.max(ctx.fetchLimit, usable.length),
-      },
-    );
+    const raws = usable.map(rawScoreOf);
+    const scores = calibrateScores(raws, ctx.reranker);
     usable.forEach((item, rank) => {
       const id = String(item.uuid);
       const content = String(item[spec.text]);
@@ -290,6 +282,8 @@ export function searchAnswer(
       };
       const role = list === "episodes" ? roleOf(item) : undefined;
       if (role !== undefined) candidate.role = role;
+      const raw = raws[rank];
+      if (raw !== undefined) candidate.backendScore = raw;
       candidates.push(candidate);
     });
   }
@@ -320,8 +314,7 @@ export async function zepNativeSearch(
       const owner = typeof body.user_id === "string" ? body.user_id : body.graph_id;
       return searchAnswer(json, {
         userId: typeof owner === "string" && owner !== "" ? owner : "unknown",
-        crossEncoder: body.reranker === "cross_encoder",
-        fetchLimit: fetchLimit ?? ZEP_DEFAULT_LIMIT,
+        reranker: requestedReranker(body),
       });
     }
     case "zep.thread.context": {

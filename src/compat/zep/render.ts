@@ -3,7 +3,8 @@
  * kept each result's original item).
  *
  * A kept item is the original object (every Zep field: `uuid`, `name`, `created_at`, `source_node_uuid`, …) with
- * its text field (`fact`, `content` or `summary`) replaced by the shaped text and `score` by the normalized score;
+ * its text field (`fact`, `content` or `summary`) replaced by the shaped text and `score` by the calibrated score
+ * (src/backends/zep/score.ts: the scale `minScore` read; a cross-encoder's `relevance` stays as Zep sent it);
  * its free-text side fields are redacted when the policy redacts. A dropped item disappears from its list; within
  * a list, items follow the policy's order. The `context` block (redacted, fitted to the budget) and every other
  * top-level field of Zep's answer (`response`, …) are kept.

@@ -8,8 +8,16 @@
  * - Search: seeded memories of the scope's type (edges → facts, episodes → messages, nodes and
  *   thread_summaries → summaries) that share a word with the query, best match first (then id), at most
  *   `limit`; `limit` outside 1–50 or an unknown scope → 400; an unknown user → 404 `{"message":"user not found"}`.
- *   Scores follow the reranker: `cross_encoder` a sigmoid in (0,1) (also as `relevance`), any other an RRF value
- *   1/(61 + rank), far below 1, as Zep's rank-based scores are.
+ *   Scores follow the reranker (what each means: src/backends/zep/score.ts), with share = the query's words the
+ *   memory contains / the query's words:
+ *   - `cross_encoder`: a sigmoid of the share, 1 / (1 + e^(3 − 6·share)), also as `relevance`;
+ *   - `rrf` (the default, as Zep's): RRF at rank constant 1 of two retrievers, a keyword one ranking every match
+ *     (the order above) and a "vector" one ranking only the memories with half the query's words or more (a
+ *     prefix of that order): 2 / (1 + rank) in the prefix, 1 / (1 + rank) after it;
+ *   - `mmr`: λ·share − (1 − λ)·redundancy with λ = 0.5 and a fixed redundancy of 0.5, so 0.5·share − 0.25
+ *     (negative for weak matches);
+ *   - `episode_mentions`: a mention count (the number of the query's words matched);
+ *   - `node_distance`: hops, rank + 1.
  * - Faults (`fail`) apply to every route until `reset`: 500 JSON, 429 `text/plain` with `retry-after: 60` and
  *   `x-ratelimit-*`, an answer `slowMs` late, a connection dropped without an answer, 400 JSON.
  * - `route(…)`: a test's own answer for a method and path (checked before the routes above, faults aside), e.g. a
@@ -122,6 +130,23 @@ function toWire(scope: string, m: SeedMemory): Wire {
       return zepWire.node(m.id, m.content, { ...at, labels: ["Entity"] });
     default:
       return zepWire.threadSummary(m.id, m.content, { ...at, name: m.sessionId });
+  }
+}
+
+/** The score the fake sends for a match under `reranker` (see the top of this file). */
+function fakeScore(reranker: unknown, share: number, hits: number, rank: number): number {
+  switch (reranker) {
+    case "cross_encoder":
+      return 1 / (1 + Math.exp(3 - 6 * share));
+    case "mmr":
+      return 0.5 * share - 0.25;
+    case "episode_mentions":
+      return hits;
+    case "node_distance":
+      return rank + 1;
+    default:
+      // The "vector" retriever finds the memories with half the query's words or more: a prefix of the order.
+      return (share >= 0.5 ? 2 : 1) / (1 + rank);
   }
 }
 
@@ -345,7 +370,7 @@ export class ZepFakeServer implements ContractUpstream {
       .slice(0, limit);
     const crossEncoder = req.reranker === "cross_encoder";
     const items = ranked.map(({ m, hits }, rank) => {
-      const score = crossEncoder ? 1 / (1 + Math.exp(-(6 * (hits / terms.length) - 3))) : 1 / (61 + rank);
+      const score = fakeScore(req.reranker, hits / terms.length, hits, rank);
       return { ...toWire(scope, m), score, ...(crossEncoder ? { relevance: score } : {}) };
     });
     return json(200, { [target.key]: items, response: { server_latency_ms: 3 } });
