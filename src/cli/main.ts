@@ -133,7 +133,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option(
       "--memories <file>",
       'ordinary chat that must not be flagged ("" to skip)',
-      "eval/golden/memories.jsonl",
+      "eval/golden/basic/memories.jsonl",
     )
     .option("--min-recall <share>", "exit 1 if a detector's recall is lower (0–1 or %)")
     .option("--max-fp <n>", "exit 1 if there are more false positives in all (cases and memories)")

@@ -282,11 +282,11 @@ describe("the policy playground's API (/v1/playground)", () => {
     const dir = mkdtempSync(join(tmpdir(), "memgate-golden-"));
     try {
       const golden = join(dir, "questions.jsonl");
-      const questions = readFileSync("eval/golden/questions.jsonl", "utf8")
+      const questions = readFileSync("eval/golden/basic/questions.jsonl", "utf8")
         .split("\n")
         .filter((l) => l.startsWith("{"));
       writeFileSync(golden, `${questions.slice(0, 24).join("\n")}\n`);
-      const records = readFileSync("eval/golden/memories.jsonl", "utf8")
+      const records = readFileSync("eval/golden/basic/memories.jsonl", "utf8")
         .split("\n")
         .filter((l) => l.startsWith("{"))
         .map((l) => JSON.parse(l) as unknown);
@@ -315,7 +315,7 @@ describe("the policy playground's API (/v1/playground)", () => {
           golden,
           policy: ["policies/default.yaml", "eval/policies/seed-000.yaml"],
           backend: "local",
-          data: "eval/golden/memories.jsonl",
+          data: "eval/golden/basic/memories.jsonl",
           json: true,
         },
         { out: (l) => out.push(l), err: (l) => out.push(l) },
