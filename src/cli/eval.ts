@@ -1,6 +1,6 @@
-import { readdir, stat } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createLocalBackend } from "../backends/local";
+import { createLocalBackend, LocalBackend } from "../backends/local";
 import { createOpenMemoryBackend } from "../backends/openmemory";
 import type { Backend } from "../backends/types";
 import { createZepBackend } from "../backends/zep";
@@ -14,9 +14,23 @@ import {
   type RecordedCandidates,
   writeRecordedFile,
 } from "../eval/candidates";
-import { type GoldenQuestion, GoldenSetError, loadGoldenFile } from "../eval/golden";
-import { checkGates, diffText, type Gate, gatesText, groupTable, overallTable, pct } from "../eval/report";
+import { svgChart } from "../eval/chart/svg";
+import { textChart } from "../eval/chart/text";
+import { loadGolden, loadMemories } from "../eval/files";
+import { type GoldenQuestion, GoldenSetError } from "../eval/golden";
+import {
+  checkGates,
+  diffText,
+  type Gate,
+  gatesText,
+  groupTable,
+  overallTable,
+  pct,
+  unanswerableTable,
+} from "../eval/report";
 import { diffPolicies, evaluatePolicy, type PolicyReport, type PolicyUnderTest } from "../eval/run";
+import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
+import { sweepText } from "../eval/sweep-report";
 import { compilePolicyFile } from "../policy/compile";
 import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
@@ -38,6 +52,8 @@ export interface EvalOptions {
   minAnswerKept?: string;
   minEvidenceRecall?: string;
   maxMeanTokens?: string;
+  budgets?: string;
+  chart?: string;
 }
 
 /** Progress of a long run (stderr, only on a terminal). */
@@ -114,10 +130,16 @@ async function compileAll(files: readonly string[]): Promise<PolicyUnderTest[]> 
   });
 }
 
+/** `--data` is a file or a directory of `*.memories.jsonl` (one store of them all). */
+async function localBackend(data: string | undefined, env: Env): Promise<Backend> {
+  if (data === undefined) return createLocalBackend({ dataFile: env.MEMGATE_LOCAL_DATA });
+  return new LocalBackend((await loadMemories(data)).records);
+}
+
 function backendFor(name: BackendName, env: Env, dataFile: string | undefined): Promise<Backend> | Backend {
   switch (name) {
     case "local":
-      return createLocalBackend({ dataFile: dataFile ?? env.MEMGATE_LOCAL_DATA });
+      return localBackend(dataFile, env);
     case "zep":
       if (env.ZEP_API_KEY === undefined) throw new UsageError("--backend zep: ZEP_API_KEY is not set");
       return createZepBackend({ apiKey: env.ZEP_API_KEY, baseUrl: env.ZEP_BASE_URL });
@@ -201,6 +223,25 @@ async function candidatesFor(
   }
 }
 
+/** `--budgets 300,450,800,1500`: every policy at each budget, each checked as a policy's `retrieval.maxTokens`. */
+function budgetsOf(opts: EvalOptions, subjects: readonly PolicyUnderTest[]): BudgetedPolicy[] | undefined {
+  if (opts.budgets === undefined) {
+    if (opts.chart !== undefined) throw new UsageError("--chart: needs --budgets (the points to draw)");
+    return undefined;
+  }
+  const grid = budgetGrid(subjects, parseBudgetList(opts.budgets));
+  if ("problem" in grid) throw new UsageError(`--budgets: ${grid.problem}`);
+  return grid;
+}
+
+async function writeChart(file: string, sweep: Sweep): Promise<void> {
+  try {
+    await writeFile(file, svgChart(sweep), "utf8");
+  } catch (err) {
+    throw new UsageError(`--chart: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
 /**
  * `memgate eval`: measure what one or more policies keep of a golden set's evidence and answers, on identical
  * candidates (see src/eval/). Exit 0; 1 when a policy misses a threshold given on the command line; 2 on bad
@@ -210,11 +251,12 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
   try {
     const gates = gatesOf(opts);
     const diffLimit = intOption("--diff-limit", opts.diffLimit, 0, 100_000) ?? 10;
-    const questions = await loadGoldenFile(opts.golden);
+    const { questions } = await loadGolden(opts.golden);
     const subjects = await compileAll(await policyFiles(opts.policy));
+    const grid = budgetsOf(opts, subjects);
     const { recorded, source } = await candidatesFor(opts, questions, subjects, progress);
 
-    const total = questions.length * subjects.length;
+    const total = questions.length * (subjects.length + (grid?.length ?? 0));
     let done = 0;
     const reports: PolicyReport[] = subjects.map((s) =>
       evaluatePolicy(questions, recorded, s, progress ? () => progress("shaping", ++done, total) : undefined),
@@ -235,6 +277,16 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
       pair = [a, b];
     }
     const diffs = pair ? diffPolicies(questions, pair[0], pair[1]) : undefined;
+    const sweep =
+      grid === undefined
+        ? undefined
+        : sweepPolicies(
+            questions,
+            recorded,
+            grid,
+            progress ? () => progress("shaping", ++done, total) : undefined,
+          );
+    if (sweep !== undefined && opts.chart !== undefined) await writeChart(opts.chart, sweep);
     const gateResults = checkGates(reports, gates);
     const failedFetches = recorded.filter((r) => r.error !== undefined).length;
     const users = new Set(questions.map((q) => q.userId)).size;
@@ -247,6 +299,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
             users,
             candidates: { source, failed: failedFetches },
             policies: reports,
+            ...(sweep ? { sweep } : {}),
             ...(diffs && pair ? { diff: { a: pair[0].label, b: pair[1].label, questions: diffs } } : {}),
             gates: gateResults,
           },
@@ -292,6 +345,17 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
             (s) => pct(s.answerKept),
           ),
         );
+      }
+      if (reports[0]?.unanswerable) {
+        lines.push(
+          "",
+          `unanswerable questions (${reports[0].unanswerable.questions}): called insufficient by the pipeline, tokens spent`,
+          unanswerableTable(reports),
+        );
+      }
+      if (sweep) {
+        lines.push("", sweepText(sweep), "", textChart(sweep));
+        if (opts.chart !== undefined) lines.push("", `chart written to ${opts.chart}`);
       }
       if (diffs && pair) lines.push("", diffText(pair[0], pair[1], diffs, diffLimit));
       if (gateResults.length > 0) lines.push("", gatesText(gateResults));

@@ -1,7 +1,8 @@
-import { runPipeline } from "../pipeline";
+import { type PipelineResult, runPipeline } from "../pipeline";
 import type { CompiledPolicy } from "../policy/compile";
 import type { RecordedCandidates } from "./candidates";
-import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch } from "./golden";
+import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch, UNANSWERABLE } from "./golden";
+import { turnTimeOf } from "./turn-time";
 
 /**
  * The measurement behind `memgate eval`: every golden-set question's recorded candidates through one policy's
@@ -12,7 +13,13 @@ import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch } fr
  *   one kept memory's content (see `normalizeForMatch`);
  * - answer in candidates: the same test on what the backend returned, before any shaping — the ceiling;
  * - tokens: `metadata.totalTokens` (the policy's tokenizer), mean and 95th percentile (nearest rank);
- * - budget used: tokens / `maxTokens`, averaged.
+ * - budget used: tokens / `maxTokens`, averaged;
+ * - unanswerable questions (category `unanswerable`: nothing in memory answers them): no answer or evidence to
+ *   keep, so they count in neither ratio; the report gives the share the pipeline's sufficiency check called
+ *   `insufficient` (— when the pipeline gives no verdict) and the tokens spent on them.
+ *
+ * Each question runs at its own turn time (`turnTimeOf`): relative phrases resolve as in that chat turn, never
+ * against the host clock.
  */
 
 export interface PolicyUnderTest {
@@ -33,6 +40,10 @@ export interface QuestionOutcome {
   evidenceTotal: number;
   tokens: number;
   memories: number;
+  /** The turn time the pipeline ran at (ISO 8601 UTC; see `turnTimeOf`), null when there was none to take. */
+  turnTime: string | null;
+  /** The pipeline's sufficiency verdict, null when it gave none. */
+  sufficiency: Verdict | null;
   /** The evidence memories as the policy left them (content null: not kept). */
   evidence: Array<{ id: string; content: string | null }>;
 }
@@ -49,6 +60,17 @@ export interface Stats {
   memoriesMean: number;
 }
 
+export type Verdict = NonNullable<PipelineResult["sufficiency"]>["verdict"];
+
+/** What a policy did with the questions nothing in memory answers. */
+export interface UnanswerableStats {
+  questions: number;
+  /** Share of them the pipeline called `insufficient`; null when it gave no verdict on any. */
+  insufficient: number | null;
+  /** Tokens of context sent for them, mean. */
+  tokensMean: number;
+}
+
 export interface PolicyReport {
   label: string;
   policy: { name: string; version: number; hash: string };
@@ -58,6 +80,8 @@ export interface PolicyReport {
   overall: Stats;
   byCategory: Record<string, Stats>;
   byLang: Record<string, Stats>;
+  /** Null when the golden set has no unanswerable question. */
+  unanswerable: UnanswerableStats | null;
   outcomes: QuestionOutcome[];
 }
 
@@ -79,8 +103,15 @@ function evaluateQuestion(
   take: number,
 ): QuestionOutcome {
   const candidates = recorded.results.slice(0, take);
+  const turnTime = turnTimeOf(question, recorded);
   const result = runPipeline(
-    { userId: question.userId, query: question.query, candidates, backend: recorded.backend },
+    {
+      userId: question.userId,
+      query: question.query,
+      candidates,
+      backend: recorded.backend,
+      ...(turnTime === undefined ? {} : { turnTime }),
+    },
     subject.compiled,
   );
   const kept = new Map(result.memories.map((m) => [m.id, m.content]));
@@ -100,6 +131,8 @@ function evaluateQuestion(
     evidenceTotal: question.expectedIds.length,
     tokens: result.totalTokens,
     memories: result.memories.length,
+    turnTime: turnTime === undefined ? null : new Date(turnTime).toISOString(),
+    sufficiency: result.sufficiency?.verdict ?? null,
     evidence: question.expectedIds.map((id) => ({ id, content: kept.get(id) ?? null })),
   };
 }
@@ -136,7 +169,21 @@ export function summarize(outcomes: readonly QuestionOutcome[], maxTokens: numbe
   };
 }
 
-function groupBy(
+export function unanswerableOf(outcomes: readonly QuestionOutcome[]): UnanswerableStats | null {
+  const mine = outcomes.filter((o) => o.category === UNANSWERABLE);
+  if (mine.length === 0) return null;
+  const judged = mine.filter((o) => o.sufficiency !== null);
+  return {
+    questions: mine.length,
+    insufficient:
+      judged.length === 0
+        ? null
+        : judged.filter((o) => o.sufficiency === "insufficient").length / judged.length,
+    tokensMean: mine.reduce((sum, o) => sum + o.tokens, 0) / mine.length,
+  };
+}
+
+export function groupBy(
   outcomes: readonly QuestionOutcome[],
   key: (o: QuestionOutcome) => string,
   maxTokens: number,
@@ -178,6 +225,7 @@ export function evaluatePolicy(
     overall: summarize(outcomes, maxTokens),
     byCategory: groupBy(outcomes, (o) => o.category, maxTokens),
     byLang: groupBy(outcomes, (o) => o.lang, maxTokens),
+    unanswerable: unanswerableOf(outcomes),
     outcomes,
   };
 }

@@ -32,6 +32,11 @@ export interface PipelineResult {
   totalTokens: number;
   appliedFilters: string[];
   trace: StageTrace[];
+  /**
+   * Whether the kept memories can answer the query, when the policy checks it (set by the sufficiency check;
+   * absent otherwise). `memgate eval` counts how often unanswerable questions are called `insufficient`.
+   */
+  sufficiency?: { verdict: "sufficient" | "partial" | "insufficient" };
 }
 
 /** A candidate as the stages take it. Built field by field: an object spread takes V8's slow path here. */

@@ -1,0 +1,205 @@
+import type { Stats } from "../run";
+import { type Sweep, sweepCategories } from "../sweep";
+import { type Axis, round, shareAxis, shareLabel, tokensAxis, tokensLabel } from "./scale";
+
+/**
+ * The sweep as an SVG file (`memgate eval --chart`, the playground's eval): one panel for all questions and one
+ * per category; in each, x = mean tokens, y = share of questions; per policy one colour, answer kept as a solid
+ * line with filled points labelled by their budget, evidence recall as a dashed line with open points.
+ *
+ * Hand-written, no dependency: presentation attributes only (no script, no style element, no external reference),
+ * so it shows the same in a file viewer, an <img> and a strict CSP page. Deterministic bytes: numbers are
+ * rounded to one decimal and written without locale, the order is the sweep's, nothing reads a clock.
+ */
+
+/** Okabe–Ito's colour-blind-safe palette (yellow left out: too light on white), then greys. */
+export const COLOURS = [
+  "#0072B2",
+  "#D55E00",
+  "#009E73",
+  "#CC79A7",
+  "#E69F00",
+  "#56B4E9",
+  "#000000",
+  "#999999",
+];
+
+const PANEL = { width: 380, height: 280, left: 52, right: 18, top: 40, bottom: 42 } as const;
+const COLUMNS = 3;
+const MARGIN = 16;
+const HEADER = 56;
+
+export const colourOf = (i: number): string => COLOURS[i % COLOURS.length] ?? "#000000";
+
+const esc = (s: string): string =>
+  s
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+
+/** One decimal, no trailing `.0`, no locale. */
+const n = (v: number): string => String(Math.round(v * 10) / 10);
+
+interface Panel {
+  title: string;
+  statsOf: (p: { overall: Stats; byCategory: Record<string, Stats> }) => Stats | undefined;
+}
+
+export interface SvgChartOptions {
+  /** The first line of the header (default: "memgate eval — quality against tokens"). */
+  title?: string;
+}
+
+export function svgChart(sweep: Sweep, opts: SvgChartOptions = {}): string {
+  const first = sweep.series[0]?.points[0];
+  const panels: Panel[] = [
+    { title: `all questions (${first?.overall.questions ?? 0})`, statsOf: (p) => p.overall },
+    ...sweepCategories(sweep).map(
+      (c): Panel => ({
+        title: `${c} (${first?.byCategory[c]?.questions ?? 0})`,
+        statsOf: (p) => p.byCategory[c],
+      }),
+    ),
+  ];
+  const columns = Math.min(COLUMNS, panels.length);
+  const rows = Math.ceil(panels.length / columns);
+  const legendRows = Math.ceil(sweep.series.length / 4);
+  const header = HEADER + legendRows * 18;
+  const width = MARGIN * 2 + columns * PANEL.width;
+  const height = header + rows * PANEL.height + MARGIN;
+
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif" font-size="11" role="img">`,
+    `<title>${esc(opts.title ?? "memgate eval — quality against tokens")}</title>`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="${MARGIN}" y="24" font-size="15" font-weight="600" fill="#111111">${esc(opts.title ?? "memgate eval — quality against tokens")}</text>`,
+    `<text x="${MARGIN}" y="42" fill="#444444">x: mean tokens of context · y: share of questions · solid, filled: answer kept (labelled by budget) · dashed, open: evidence recall · budgets ${esc(sweep.budgets.join(", "))}</text>`,
+  ];
+  sweep.series.forEach((s, i) => {
+    const x = MARGIN + (i % 4) * 240;
+    const y = HEADER + 6 + Math.floor(i / 4) * 18;
+    const c = colourOf(i);
+    out.push(
+      `<g><line x1="${x}" y1="${y}" x2="${x + 22}" y2="${y}" stroke="${c}" stroke-width="2"/><circle cx="${x + 11}" cy="${y}" r="3.5" fill="${c}"/><text x="${x + 28}" y="${y + 4}" fill="#111111">${esc(s.label)}</text></g>`,
+    );
+  });
+  panels.forEach((panel, i) => {
+    const x = MARGIN + (i % columns) * PANEL.width;
+    const y = header + Math.floor(i / columns) * PANEL.height;
+    out.push(...panelSvg(sweep, panel, x, y));
+  });
+  out.push("</svg>");
+  return `${out.join("\n")}\n`;
+}
+
+function panelSvg(sweep: Sweep, panel: Panel, x0: number, y0: number): string[] {
+  const plot = {
+    x: x0 + PANEL.left,
+    y: y0 + PANEL.top,
+    w: PANEL.width - PANEL.left - PANEL.right,
+    h: PANEL.height - PANEL.top - PANEL.bottom,
+  };
+  const series = sweep.series.map((s) =>
+    s.points.map((p) => ({ budget: p.budget, stats: panel.statsOf(p) })).filter((p) => p.stats !== undefined),
+  );
+  const stats = series.flat().flatMap((p) => (p.stats ? [p.stats] : []));
+  const shares = stats
+    .flatMap((s) => [s.answerKept, s.evidenceRecall])
+    .filter((v): v is number => v !== null);
+  const out = [
+    `<g>`,
+    `<text x="${x0 + PANEL.left}" y="${y0 + 18}" font-size="12" font-weight="600" fill="#111111">${esc(panel.title)}</text>`,
+  ];
+  if (shares.length === 0) {
+    out.push(
+      `<rect x="${plot.x}" y="${plot.y}" width="${plot.w}" height="${plot.h}" fill="#fafafa" stroke="#dddddd"/>`,
+      `<text x="${plot.x + plot.w / 2}" y="${plot.y + plot.h / 2}" text-anchor="middle" fill="#666666">no answer or evidence to keep here</text>`,
+      "</g>",
+    );
+    return out;
+  }
+  const xa = tokensAxis(Math.max(...stats.map((s) => s.tokensMean)), 4);
+  const ya = shareAxis(shares, 5);
+  const px = (v: number) => round(plot.x + ((v - xa.min) / (xa.max - xa.min)) * plot.w);
+  const py = (v: number) => round(plot.y + ((ya.max - v) / (ya.max - ya.min)) * plot.h);
+  out.push(...axesSvg(plot, xa, ya, px, py));
+  sweep.series.forEach((_s, i) => {
+    const c = colourOf(i);
+    const pts = series[i] ?? [];
+    const line = (metric: "answerKept" | "evidenceRecall") =>
+      pts.flatMap((p) => {
+        const v = p.stats?.[metric];
+        return v === null || v === undefined || p.stats === undefined
+          ? []
+          : [{ x: px(p.stats.tokensMean), y: py(v), budget: p.budget }];
+      });
+    const evidence = line("evidenceRecall");
+    const answer = line("answerKept");
+    if (evidence.length > 1) {
+      out.push(
+        `<polyline points="${evidence.map((p) => `${n(p.x)},${n(p.y)}`).join(" ")}" fill="none" stroke="${c}" stroke-width="1.5" stroke-dasharray="5 3"/>`,
+      );
+    }
+    for (const p of evidence) {
+      out.push(
+        `<circle cx="${n(p.x)}" cy="${n(p.y)}" r="3" fill="#ffffff" stroke="${c}" stroke-width="1.5"/>`,
+      );
+    }
+    if (answer.length > 1) {
+      out.push(
+        `<polyline points="${answer.map((p) => `${n(p.x)},${n(p.y)}`).join(" ")}" fill="none" stroke="${c}" stroke-width="2"/>`,
+      );
+    }
+    for (const p of samePlace(answer)) {
+      out.push(
+        `<circle cx="${n(p.x)}" cy="${n(p.y)}" r="3.5" fill="${c}"/>`,
+        `<text x="${n(p.x + 5)}" y="${n(p.y - 5)}" font-size="9" fill="${c}">${p.budgets.join("/")}</text>`,
+      );
+    }
+  });
+  out.push("</g>");
+  return out;
+}
+
+/** Points drawn at the same place (a budget the policy never fills) as one, labelled with all their budgets. */
+function samePlace(points: ReadonlyArray<{ x: number; y: number; budget: number }>) {
+  const out: Array<{ x: number; y: number; budgets: number[] }> = [];
+  for (const p of points) {
+    const at = out.find((o) => n(o.x) === n(p.x) && n(o.y) === n(p.y));
+    if (at === undefined) out.push({ x: p.x, y: p.y, budgets: [p.budget] });
+    else at.budgets.push(p.budget);
+  }
+  return out;
+}
+
+function axesSvg(
+  plot: { x: number; y: number; w: number; h: number },
+  xa: Axis,
+  ya: Axis,
+  px: (v: number) => number,
+  py: (v: number) => number,
+): string[] {
+  const out: string[] = [];
+  for (const t of ya.ticks) {
+    const y = n(py(t));
+    out.push(
+      `<line x1="${plot.x}" y1="${y}" x2="${plot.x + plot.w}" y2="${y}" stroke="#e5e5e5"/>`,
+      `<text x="${plot.x - 6}" y="${n(py(t) + 4)}" text-anchor="end" fill="#444444">${shareLabel(t)}</text>`,
+    );
+  }
+  for (const t of xa.ticks) {
+    const x = n(px(t));
+    out.push(
+      `<line x1="${x}" y1="${plot.y}" x2="${x}" y2="${plot.y + plot.h}" stroke="#f0f0f0"/>`,
+      `<text x="${x}" y="${plot.y + plot.h + 14}" text-anchor="middle" fill="#444444">${tokensLabel(t)}</text>`,
+    );
+  }
+  out.push(
+    `<line x1="${plot.x}" y1="${plot.y + plot.h}" x2="${plot.x + plot.w}" y2="${plot.y + plot.h}" stroke="#888888"/>`,
+    `<line x1="${plot.x}" y1="${plot.y}" x2="${plot.x}" y2="${plot.y + plot.h}" stroke="#888888"/>`,
+    `<text x="${plot.x + plot.w / 2}" y="${plot.y + plot.h + 30}" text-anchor="middle" fill="#666666">mean tokens</text>`,
+  );
+  return out;
+}
