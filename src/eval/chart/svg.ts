@@ -163,11 +163,14 @@ function panelSvg(sweep: Sweep, panel: Panel, x0: number, y0: number): string[] 
   return out;
 }
 
-/** Points drawn at the same place (a budget the policy never fills) as one, labelled with all their budgets. */
+/**
+ * Points drawn at (nearly) the same place — budgets the policy does not fill — as one, labelled with all their
+ * budgets (`800/1500`), so labels never print over each other.
+ */
 function samePlace(points: ReadonlyArray<{ x: number; y: number; budget: number }>) {
   const out: Array<{ x: number; y: number; budgets: number[] }> = [];
   for (const p of points) {
-    const at = out.find((o) => n(o.x) === n(p.x) && n(o.y) === n(p.y));
+    const at = out.find((o) => Math.abs(o.x - p.x) < 8 && Math.abs(o.y - p.y) < 4);
     if (at === undefined) out.push({ x: p.x, y: p.y, budgets: [p.budget] });
     else at.budgets.push(p.budget);
   }
