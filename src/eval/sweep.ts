@@ -98,7 +98,8 @@ export function sweepPolicies(
   grid: readonly BudgetedPolicy[],
   onQuestion?: () => void,
 ): Sweep {
-  const series: SweepSeries[] = [];
+  // By subject, not by label: two runs of one policy (the playground's A and B) are two series.
+  const series = new Map<PolicyUnderTest, SweepSeries>();
   const budgets: number[] = [];
   for (const cell of grid) {
     const report = evaluatePolicy(
@@ -108,7 +109,7 @@ export function sweepPolicies(
       onQuestion,
     );
     if (!budgets.includes(cell.budget)) budgets.push(cell.budget);
-    let line = series.find((s) => s.label === cell.subject.label);
+    let line = series.get(cell.subject);
     if (line === undefined) {
       const { policy, hash } = cell.subject.compiled;
       line = {
@@ -116,7 +117,7 @@ export function sweepPolicies(
         policy: { name: policy.name, version: policy.version, hash },
         points: [],
       };
-      series.push(line);
+      series.set(cell.subject, line);
     }
     line.points.push({
       budget: cell.budget,
@@ -125,7 +126,7 @@ export function sweepPolicies(
       unanswerable: report.unanswerable,
     });
   }
-  return { budgets, series };
+  return { budgets, series: [...series.values()] };
 }
 
 /** The categories of a sweep, sorted. */
