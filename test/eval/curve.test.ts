@@ -135,11 +135,11 @@ describe("the sweep's charts", () => {
     budgetUsed: 0.5,
     memoriesMean: 3,
   });
-  const point = (budget: number, a: number, e: number, t: number) => ({
+  const point = (budget: number, a: number, e: number, t: number, insufficient: number | null = null) => ({
     budget,
     overall: stats(a, e, t),
     byCategory: { "single-hop": stats(a, e, t), unanswerable: stats(null, null, t / 2) },
-    unanswerable: null,
+    unanswerable: { questions: 4, insufficient, tokensMean: t / 2 },
   });
   const sweep: Sweep = {
     budgets: [300, 800, 1500],
@@ -183,9 +183,36 @@ describe("the sweep's charts", () => {
     expect(svg).toContain(">a&amp;b &lt;seed&gt;</text>");
     expect(svg).not.toContain("a&b <seed>");
     expect(svg).not.toMatch(/<script|<style|href=|on[a-z]+=/i);
-    // The unanswerable panel says there is nothing to plot instead of plotting nothing.
-    expect(svg).toContain(">unanswerable (4)</text>");
-    expect(svg).toContain("no answer or evidence to keep here");
+    // Without sufficiency verdicts the unanswerable panel says so and lists the tokens spent on them.
+    expect(svg).toContain(">unanswerable (4): called insufficient</text>");
+    expect(svg).toContain(">no sufficiency verdict from the pipeline</text>");
+    expect(svg).toContain(">default: 145 / 350 / 550</text>");
+    expect(svg).toContain(">a&amp;b &lt;seed&gt;: 100 / 130 / 130</text>");
+  });
+
+  test("the SVG's unanswerable panel, with verdicts: the share called insufficient against their tokens", () => {
+    const judged: Sweep = {
+      ...sweep,
+      series: sweep.series.map((s, i) => ({
+        ...s,
+        points: s.points.map((p, j) =>
+          point(
+            p.budget,
+            p.overall.answerKept ?? 0,
+            p.overall.evidenceRecall ?? 0,
+            p.overall.tokensMean,
+            i === 0 ? 0.9 - j * 0.2 : 1,
+          ),
+        ),
+      })),
+    };
+    const svg = svgChart(judged);
+    expect(svg).not.toContain("no sufficiency verdict");
+    // Three panels with lines now: all questions, single-hop, unanswerable (solid only: no evidence there).
+    const solid = svg
+      .split("\n")
+      .filter((l) => l.startsWith("<polyline") && l.includes('stroke="#0072B2" stroke-width="2"'));
+    expect(solid).toHaveLength(3);
   });
 
   test("the terminal chart: a marker per policy, a legend, the axes in shares and tokens", () => {

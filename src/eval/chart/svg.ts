@@ -1,11 +1,14 @@
+import { UNANSWERABLE } from "../golden";
 import type { Stats } from "../run";
-import { type Sweep, sweepCategories } from "../sweep";
+import { type Sweep, type SweepPoint, sweepCategories } from "../sweep";
 import { type Axis, round, shareAxis, shareLabel, tokensAxis, tokensLabel } from "./scale";
 
 /**
  * The sweep as an SVG file (`memgate eval --chart`, the playground's eval): one panel for all questions and one
  * per category; in each, x = mean tokens, y = share of questions; per policy one colour, answer kept as a solid
- * line with filled points labelled by their budget, evidence recall as a dashed line with open points.
+ * line with filled points labelled by their budget, evidence recall as a dashed line with open points. The
+ * unanswerable category has nothing to keep: its panel plots the share the pipeline called `insufficient`
+ * against the tokens spent on them, or, without verdicts, lists those tokens per policy and budget.
  *
  * Hand-written, no dependency: presentation attributes only (no script, no style element, no external reference),
  * so it shows the same in a file viewer, an <img> and a strict CSP page. Deterministic bytes: numbers are
@@ -42,10 +45,22 @@ const esc = (s: string): string =>
 /** One decimal, no trailing `.0`, no locale. */
 const n = (v: number): string => String(Math.round(v * 10) / 10);
 
+/** What one point of a panel shows: x, the solid line's share, the dashed line's share. */
+interface Figures {
+  x: number;
+  solid: number | null;
+  dashed: number | null;
+}
+
 interface Panel {
   title: string;
-  statsOf: (p: { overall: Stats; byCategory: Record<string, Stats> }) => Stats | undefined;
+  figuresOf: (p: SweepPoint) => Figures | undefined;
+  /** Said in the panel when no point has a share to plot. */
+  empty: string;
 }
+
+const keptAndRecall = (s: Stats | undefined): Figures | undefined =>
+  s === undefined ? undefined : { x: s.tokensMean, solid: s.answerKept, dashed: s.evidenceRecall };
 
 export interface SvgChartOptions {
   /** The first line of the header (default: "memgate eval — quality against tokens"). */
@@ -55,12 +70,28 @@ export interface SvgChartOptions {
 export function svgChart(sweep: Sweep, opts: SvgChartOptions = {}): string {
   const first = sweep.series[0]?.points[0];
   const panels: Panel[] = [
-    { title: `all questions (${first?.overall.questions ?? 0})`, statsOf: (p) => p.overall },
+    {
+      title: `all questions (${first?.overall.questions ?? 0})`,
+      figuresOf: (p) => keptAndRecall(p.overall),
+      empty: "no answer or evidence to keep",
+    },
     ...sweepCategories(sweep).map(
-      (c): Panel => ({
-        title: `${c} (${first?.byCategory[c]?.questions ?? 0})`,
-        statsOf: (p) => p.byCategory[c],
-      }),
+      (c): Panel =>
+        c === UNANSWERABLE
+          ? {
+              // Nothing to keep: how often the pipeline said so (solid), against the tokens spent on them.
+              title: `${c} (${first?.byCategory[c]?.questions ?? 0}): called insufficient`,
+              figuresOf: (p) =>
+                p.unanswerable === null
+                  ? undefined
+                  : { x: p.unanswerable.tokensMean, solid: p.unanswerable.insufficient, dashed: null },
+              empty: "no sufficiency verdict from the pipeline",
+            }
+          : {
+              title: `${c} (${first?.byCategory[c]?.questions ?? 0})`,
+              figuresOf: (p) => keptAndRecall(p.byCategory[c]),
+              empty: "no answer or evidence to keep",
+            },
     ),
   ];
   const columns = Math.min(COLUMNS, panels.length);
@@ -102,12 +133,13 @@ function panelSvg(sweep: Sweep, panel: Panel, x0: number, y0: number): string[] 
     h: PANEL.height - PANEL.top - PANEL.bottom,
   };
   const series = sweep.series.map((s) =>
-    s.points.map((p) => ({ budget: p.budget, stats: panel.statsOf(p) })).filter((p) => p.stats !== undefined),
+    s.points.flatMap((p) => {
+      const f = panel.figuresOf(p);
+      return f === undefined ? [] : [{ budget: p.budget, f }];
+    }),
   );
-  const stats = series.flat().flatMap((p) => (p.stats ? [p.stats] : []));
-  const shares = stats
-    .flatMap((s) => [s.answerKept, s.evidenceRecall])
-    .filter((v): v is number => v !== null);
+  const figures = series.flat().map((p) => p.f);
+  const shares = figures.flatMap((f) => [f.solid, f.dashed]).filter((v): v is number => v !== null);
   const out = [
     `<g>`,
     `<text x="${x0 + PANEL.left}" y="${y0 + 18}" font-size="12" font-weight="600" fill="#111111">${esc(panel.title)}</text>`,
@@ -115,12 +147,24 @@ function panelSvg(sweep: Sweep, panel: Panel, x0: number, y0: number): string[] 
   if (shares.length === 0) {
     out.push(
       `<rect x="${plot.x}" y="${plot.y}" width="${plot.w}" height="${plot.h}" fill="#fafafa" stroke="#dddddd"/>`,
-      `<text x="${plot.x + plot.w / 2}" y="${plot.y + plot.h / 2}" text-anchor="middle" fill="#666666">no answer or evidence to keep here</text>`,
-      "</g>",
+      `<text x="${plot.x + plot.w / 2}" y="${plot.y + 24}" text-anchor="middle" fill="#666666">${esc(panel.empty)}</text>`,
     );
+    // What was still spent on them: mean tokens per policy, budget by budget.
+    if (figures.length > 0) {
+      out.push(
+        `<text x="${plot.x + 12}" y="${plot.y + 52}" fill="#444444">mean tokens at budgets ${esc(sweep.budgets.join(" / "))}:</text>`,
+      );
+      series.forEach((pts, i) => {
+        const label = sweep.series[i]?.label ?? "";
+        out.push(
+          `<text x="${plot.x + 12}" y="${plot.y + 70 + i * 16}" fill="${colourOf(i)}">${esc(label)}: ${pts.map((p) => Math.round(p.f.x)).join(" / ")}</text>`,
+        );
+      });
+    }
+    out.push("</g>");
     return out;
   }
-  const xa = tokensAxis(Math.max(...stats.map((s) => s.tokensMean)), 4);
+  const xa = tokensAxis(Math.max(...figures.map((f) => f.x)), 4);
   const ya = shareAxis(shares, 5);
   const px = (v: number) => round(plot.x + ((v - xa.min) / (xa.max - xa.min)) * plot.w);
   const py = (v: number) => round(plot.y + ((ya.max - v) / (ya.max - ya.min)) * plot.h);
@@ -128,15 +172,13 @@ function panelSvg(sweep: Sweep, panel: Panel, x0: number, y0: number): string[] 
   sweep.series.forEach((_s, i) => {
     const c = colourOf(i);
     const pts = series[i] ?? [];
-    const line = (metric: "answerKept" | "evidenceRecall") =>
+    const line = (which: "solid" | "dashed") =>
       pts.flatMap((p) => {
-        const v = p.stats?.[metric];
-        return v === null || v === undefined || p.stats === undefined
-          ? []
-          : [{ x: px(p.stats.tokensMean), y: py(v), budget: p.budget }];
+        const v = p.f[which];
+        return v === null ? [] : [{ x: px(p.f.x), y: py(v), budget: p.budget }];
       });
-    const evidence = line("evidenceRecall");
-    const answer = line("answerKept");
+    const evidence = line("dashed");
+    const answer = line("solid");
     if (evidence.length > 1) {
       out.push(
         `<polyline points="${evidence.map((p) => `${n(p.x)},${n(p.y)}`).join(" ")}" fill="none" stroke="${c}" stroke-width="1.5" stroke-dasharray="5 3"/>`,
