@@ -186,7 +186,12 @@ describe("memgate eval --budgets", () => {
     expect(svg).toContain(">two</text>");
     expect(svg).toContain(">one</text>");
     // Panels: all questions, then each category.
-    for (const title of ["all questions (3)", "single-hop (1)", "temporal (1)", "unanswerable (1): called insufficient"]) {
+    for (const title of [
+      "all questions (3)",
+      "single-hop (1)",
+      "temporal (1)",
+      "unanswerable (1): called insufficient",
+    ]) {
       expect(svg).toContain(`>${title}</text>`);
     }
   });
