@@ -15,22 +15,12 @@ import {
   writeRecordedFile,
 } from "../eval/candidates";
 import { svgChart } from "../eval/chart/svg";
-import { textChart } from "../eval/chart/text";
 import { loadGolden, loadMemories } from "../eval/files";
 import { type GoldenQuestion, GoldenSetError } from "../eval/golden";
-import {
-  checkGates,
-  diffText,
-  type Gate,
-  gatesText,
-  groupTable,
-  overallTable,
-  pct,
-  unanswerableTable,
-} from "../eval/report";
+import { checkGates, type Gate } from "../eval/report";
+import { evalText } from "../eval/report-text";
 import { diffPolicies, evaluatePolicy, type PolicyReport, type PolicyUnderTest } from "../eval/run";
 import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
-import { sweepText } from "../eval/sweep-report";
 import { compilePolicyFile } from "../policy/compile";
 import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
@@ -308,58 +298,19 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
         ),
       );
     } else {
-      const lines = [
-        `memgate eval: ${questions.length} questions of ${users} user(s); candidates ${source}` +
-          (failedFetches > 0 ? `; ${failedFetches} question(s) got a backend error (no candidates)` : ""),
-        "",
-        overallTable(reports),
-        "",
-        "answer kept, by category (questions)",
-        groupTable(
+      io.out(
+        evalText({
+          questions: questions.length,
+          users,
+          source,
+          failedFetches,
           reports,
-          (r) => r.byCategory,
-          (s) => pct(s.answerKept),
-        ),
-        "",
-        "evidence recall, by category (questions)",
-        groupTable(
-          reports,
-          (r) => r.byCategory,
-          (s) => pct(s.evidenceRecall),
-        ),
-        "",
-        "tokens mean, by category (questions)",
-        groupTable(
-          reports,
-          (r) => r.byCategory,
-          (s) => s.tokensMean.toFixed(0),
-        ),
-      ];
-      if (Object.keys(reports[0]?.byLang ?? {}).length > 1) {
-        lines.push(
-          "",
-          "answer kept, by language (questions)",
-          groupTable(
-            reports,
-            (r) => r.byLang,
-            (s) => pct(s.answerKept),
-          ),
-        );
-      }
-      if (reports[0]?.unanswerable) {
-        lines.push(
-          "",
-          `unanswerable questions (${reports[0].unanswerable.questions}): called insufficient by the pipeline, tokens spent`,
-          unanswerableTable(reports),
-        );
-      }
-      if (sweep) {
-        lines.push("", sweepText(sweep), "", textChart(sweep));
-        if (opts.chart !== undefined) lines.push("", `chart written to ${opts.chart}`);
-      }
-      if (diffs && pair) lines.push("", diffText(pair[0], pair[1], diffs, diffLimit));
-      if (gateResults.length > 0) lines.push("", gatesText(gateResults));
-      io.out(lines.join("\n"));
+          sweep,
+          chart: opts.chart,
+          diff: diffs && pair ? { pair, diffs, limit: diffLimit } : undefined,
+          gates: gateResults,
+        }),
+      );
     }
     return gateResults.every((g) => g.ok) ? EXIT_OK : EXIT_FAILURE;
   } catch (err) {
