@@ -28,7 +28,7 @@ export interface SweepPoint {
 export interface SweepSeries {
   label: string;
   policy: PolicyReport["policy"];
-  /** In the order of the budgets given. */
+  /** From the smallest budget. */
   points: SweepPoint[];
 }
 
@@ -70,14 +70,17 @@ export function withBudget(compiled: CompiledPolicy, budget: number | string): C
 }
 
 /**
- * Every policy at every budget (policy by policy, budgets in the order given, a budget given twice once), or the
+ * Every policy at every budget (policy by policy, budgets from the smallest, a budget given twice once), or the
  * first problem: `<policy>: retrieval.maxTokens: must be an integer from 100 to 3000 (got 50)`.
  */
 export function budgetGrid(
   subjects: readonly PolicyUnderTest[],
   budgets: ReadonlyArray<number | string>,
 ): BudgetedPolicy[] | { problem: string } {
-  const unique = [...new Set(budgets)];
+  // Smallest first, so each policy's line runs left to right; a part that is not a number is refused below.
+  const unique = [...new Set(budgets)].sort((a, b) =>
+    typeof a === "number" && typeof b === "number" ? a - b : 0,
+  );
   const grid: BudgetedPolicy[] = [];
   for (const subject of subjects) {
     for (const budget of unique) {

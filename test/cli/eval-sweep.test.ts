@@ -111,7 +111,8 @@ interface Point {
 
 describe("memgate eval --budgets", () => {
   test("every policy at every budget, figures as worked out by hand", async () => {
-    const run = await cli(...sweepArgs("--budgets", "100, 150,200", "--json"));
+    // Given in any order, repeated: measured once each, smallest first.
+    const run = await cli(...sweepArgs("--budgets", "200, 100,150,100", "--json"));
     expect(run.err).toBe("");
     expect(run.code).toBe(0);
     const { sweep } = JSON.parse(run.out) as {
