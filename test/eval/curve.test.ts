@@ -3,6 +3,7 @@
  * unanswerable questions' sufficiency verdicts, and the SVG chart of a sweep.
  */
 import type { RecordedCandidates } from "../../src/eval/candidates";
+import { shareAxis, tokensAxis } from "../../src/eval/chart/scale";
 import { svgChart } from "../../src/eval/chart/svg";
 import { textChart } from "../../src/eval/chart/text";
 import { type GoldenQuestion, goldenQuestionSchema } from "../../src/eval/golden";
@@ -224,5 +225,24 @@ describe("the sweep's charts", () => {
     expect(text).toMatch(/^ {2}● default$/m);
     expect(text).toMatch(/^ {2}■ a&b <seed>$/m);
     expect(text.split("\n").filter((l) => l.includes("●")).length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("the charts' axes", () => {
+  test("a share axis ends at 100 % and every tick lies on it", () => {
+    for (const low of [0, 0.05, 0.3, 0.31, 0.55, 0.62, 0.88, 0.97, 1]) {
+      const axis = shareAxis([low, 1]);
+      expect(axis.max).toBe(1);
+      expect(axis.min).toBeLessThanOrEqual(low);
+      expect(axis.ticks[0]).toBe(axis.min);
+      expect(axis.ticks.at(-1)).toBe(1);
+      for (const t of axis.ticks) expect(t).toBeLessThanOrEqual(1);
+    }
+    expect(shareAxis([0.3, 0.9]).ticks).toEqual([0.2, 0.4, 0.6, 0.8, 1]);
+  });
+
+  test("a tokens axis starts at 0 and ends on a round number at or above the largest value", () => {
+    expect(tokensAxis(937, 4)).toEqual({ min: 0, max: 1000, step: 250, ticks: [0, 250, 500, 750, 1000] });
+    expect(tokensAxis(0).max).toBeGreaterThan(0);
   });
 });

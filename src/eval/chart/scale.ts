@@ -26,11 +26,15 @@ export function tokensAxis(max: number, maxTicks = 5): Axis {
   return { min: 0, max: top, step, ticks: ticksOf(0, top, step) };
 }
 
-/** A share axis up to 100 %, from a round share at or below the smallest value (at least a 10-point span). */
+/**
+ * A share axis up to 100 %, from a multiple of its step at or below the smallest value (at least a 10-point
+ * span), so every tick falls inside it: 100 % is a multiple of every step `niceStep` picks below 1.
+ */
 export function shareAxis(values: readonly number[], maxTicks = 5): Axis {
   const low = values.length === 0 ? 0 : Math.min(...values);
-  const floor = Math.max(0, Math.min(0.9, Math.floor(low * 10 + 1e-9) / 10));
-  const step = niceStep(1 - floor, maxTicks);
+  const rough = Math.max(0, Math.min(0.9, Math.floor(low * 10 + 1e-9) / 10));
+  const step = niceStep(1 - rough, maxTicks);
+  const floor = round(Math.floor(rough / step + 1e-9) * step);
   return { min: floor, max: 1, step, ticks: ticksOf(floor, 1, step) };
 }
 
