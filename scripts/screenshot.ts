@@ -1,6 +1,6 @@
 /**
  * `npm run screenshot`: regenerates docs/playground.png, the policy playground shown in README. Starts the gateway
- * in dev mode on a free loopback port over the golden set's memories (eval/golden, the embedded local backend),
+ * in dev mode on a free loopback port over the golden set's memories (eval/golden/basic, the embedded local backend),
  * compares the default policy with the editor's sample policy for one question, and takes a screenshot of the top
  * of the page in Debian's chromium (the same steps as test/ui/playground.browser.test.ts).
  */
@@ -18,12 +18,12 @@ async function main(): Promise<void> {
     PORT: "0",
     LOG_LEVEL: "warn",
     MEMGATE_BACKEND: "local",
-    MEMGATE_LOCAL_DATA: "eval/golden/memories.jsonl",
+    MEMGATE_LOCAL_DATA: "eval/golden/basic/memories.jsonl",
     MEMGATE_POLICY_DIR: "policies",
     // Dev mode (no tenants file): any well-formed key is the `dev` tenant's, with every scope.
     MEMGATE_TENANTS_FILE: "",
     MEMGATE_PLAYGROUND: "on",
-    MEMGATE_PLAYGROUND_GOLDEN: "eval/golden/questions.jsonl",
+    MEMGATE_PLAYGROUND_GOLDEN: "eval/golden/basic/questions.jsonl",
   });
   const browser = await launchChromium();
   try {

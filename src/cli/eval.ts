@@ -1,6 +1,6 @@
-import { readdir, stat } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createLocalBackend } from "../backends/local";
+import { createLocalBackend, LocalBackend } from "../backends/local";
 import { createOpenMemoryBackend } from "../backends/openmemory";
 import type { Backend } from "../backends/types";
 import { createZepBackend } from "../backends/zep";
@@ -14,9 +14,19 @@ import {
   type RecordedCandidates,
   writeRecordedFile,
 } from "../eval/candidates";
-import { type GoldenQuestion, GoldenSetError, loadGoldenFile } from "../eval/golden";
-import { checkGates, diffText, type Gate, gatesText, groupTable, overallTable, pct } from "../eval/report";
-import { diffPolicies, evaluatePolicy, type PolicyReport, type PolicyUnderTest } from "../eval/run";
+import { svgChart } from "../eval/chart/svg";
+import { loadGolden, loadMemories } from "../eval/files";
+import { type GoldenQuestion, GoldenSetError } from "../eval/golden";
+import { checkGates, type Gate } from "../eval/report";
+import { evalText } from "../eval/report-text";
+import {
+  diffPolicies,
+  evaluatePolicy,
+  type PolicyReport,
+  type PolicyUnderTest,
+  type RecordedSets,
+} from "../eval/run";
+import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
 import { compilePolicyFile } from "../policy/compile";
 import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
@@ -38,6 +48,8 @@ export interface EvalOptions {
   minAnswerKept?: string;
   minEvidenceRecall?: string;
   maxMeanTokens?: string;
+  budgets?: string;
+  chart?: string;
 }
 
 /** Progress of a long run (stderr, only on a terminal). */
@@ -114,10 +126,16 @@ async function compileAll(files: readonly string[]): Promise<PolicyUnderTest[]> 
   });
 }
 
+/** `--data` is a file or a directory of `*.memories.jsonl` (one store of them all). */
+async function localBackend(data: string | undefined, env: Env): Promise<Backend> {
+  if (data === undefined) return createLocalBackend({ dataFile: env.MEMGATE_LOCAL_DATA });
+  return new LocalBackend((await loadMemories(data)).records);
+}
+
 function backendFor(name: BackendName, env: Env, dataFile: string | undefined): Promise<Backend> | Backend {
   switch (name) {
     case "local":
-      return createLocalBackend({ dataFile: dataFile ?? env.MEMGATE_LOCAL_DATA });
+      return localBackend(dataFile, env);
     case "zep":
       if (env.ZEP_API_KEY === undefined) throw new UsageError("--backend zep: ZEP_API_KEY is not set");
       return createZepBackend({ apiKey: env.ZEP_API_KEY, baseUrl: env.ZEP_BASE_URL });
@@ -133,7 +151,7 @@ function backendFor(name: BackendName, env: Env, dataFile: string | undefined): 
 }
 
 interface Sourced {
-  recorded: RecordedCandidates[];
+  recorded: RecordedCandidates[] | RecordedSets;
   source: string;
 }
 
@@ -184,19 +202,31 @@ async function candidatesFor(
   }
   const backend = await backendFor(name, env, opts.data);
   try {
-    const recorded = await fetchCandidates(questions, {
-      backend,
-      limit,
-      searchType: searchType as (typeof SEARCH_TYPES)[number],
-      // Replies are fetched when any policy asks for them; the others never see them (src/eval/run.ts).
-      policy: subjects.some((s) => s.compiled.policy.retrieval.replies)
-        ? { ...first, retrieval: { ...first.retrieval, replies: true } }
-        : first,
-      timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
-      concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
-      onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,
-    });
-    if (opts.record !== undefined) await writeRecordedFile(opts.record, recorded);
+    // Policies that take replies and policies that do not each get the candidates their own fetch would give.
+    const modes = [...new Set(subjects.map((s) => s.compiled.policy.retrieval.replies))];
+    const fetched = new Map<boolean, RecordedCandidates[]>();
+    for (const replies of modes) {
+      fetched.set(
+        replies,
+        await fetchCandidates(questions, {
+          backend,
+          limit,
+          searchType: searchType as (typeof SEARCH_TYPES)[number],
+          policy: { ...first, retrieval: { ...first.retrieval, replies } },
+          timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
+          concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
+          onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,
+        }),
+      );
+    }
+    const withReplies = fetched.get(true);
+    const plain = fetched.get(false);
+    const recorded: RecordedCandidates[] | RecordedSets =
+      withReplies !== undefined && plain !== undefined
+        ? { replies: withReplies, plain }
+        : (withReplies ?? plain ?? []);
+    // A recorded file holds one fetch: the one with replies when a policy takes them.
+    if (opts.record !== undefined) await writeRecordedFile(opts.record, withReplies ?? plain ?? []);
     const where = name === "local" ? ` ${opts.data ?? env.MEMGATE_LOCAL_DATA}` : "";
     return {
       recorded,
@@ -204,6 +234,25 @@ async function candidatesFor(
     };
   } finally {
     await backend.close?.().catch(() => undefined);
+  }
+}
+
+/** `--budgets 300,450,800,1500`: every policy at each budget, each checked as a policy's `retrieval.maxTokens`. */
+function budgetsOf(opts: EvalOptions, subjects: readonly PolicyUnderTest[]): BudgetedPolicy[] | undefined {
+  if (opts.budgets === undefined) {
+    if (opts.chart !== undefined) throw new UsageError("--chart: needs --budgets (the points to draw)");
+    return undefined;
+  }
+  const grid = budgetGrid(subjects, parseBudgetList(opts.budgets));
+  if ("problem" in grid) throw new UsageError(`--budgets: ${grid.problem}`);
+  return grid;
+}
+
+async function writeChart(file: string, sweep: Sweep): Promise<void> {
+  try {
+    await writeFile(file, svgChart(sweep), "utf8");
+  } catch (err) {
+    throw new UsageError(`--chart: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
   }
 }
 
@@ -216,11 +265,12 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
   try {
     const gates = gatesOf(opts);
     const diffLimit = intOption("--diff-limit", opts.diffLimit, 0, 100_000) ?? 10;
-    const questions = await loadGoldenFile(opts.golden);
+    const { questions } = await loadGolden(opts.golden);
     const subjects = await compileAll(await policyFiles(opts.policy));
+    const grid = budgetsOf(opts, subjects);
     const { recorded, source } = await candidatesFor(opts, questions, subjects, progress);
 
-    const total = questions.length * subjects.length;
+    const total = questions.length * (subjects.length + (grid?.length ?? 0));
     let done = 0;
     const reports: PolicyReport[] = subjects.map((s) =>
       evaluatePolicy(questions, recorded, s, progress ? () => progress("shaping", ++done, total) : undefined),
@@ -241,8 +291,20 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
       pair = [a, b];
     }
     const diffs = pair ? diffPolicies(questions, pair[0], pair[1]) : undefined;
+    const sweep =
+      grid === undefined
+        ? undefined
+        : sweepPolicies(
+            questions,
+            recorded,
+            grid,
+            progress ? () => progress("shaping", ++done, total) : undefined,
+          );
+    if (sweep !== undefined && opts.chart !== undefined) await writeChart(opts.chart, sweep);
     const gateResults = checkGates(reports, gates);
-    const failedFetches = recorded.filter((r) => r.error !== undefined).length;
+    const failedFetches = (Array.isArray(recorded) ? recorded : recorded.replies).filter(
+      (r) => r.error !== undefined,
+    ).length;
     const users = new Set(questions.map((q) => q.userId)).size;
 
     if (opts.json === true) {
@@ -253,6 +315,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
             users,
             candidates: { source, failed: failedFetches },
             policies: reports,
+            ...(sweep ? { sweep } : {}),
             ...(diffs && pair ? { diff: { a: pair[0].label, b: pair[1].label, questions: diffs } } : {}),
             gates: gateResults,
           },
@@ -261,47 +324,19 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
         ),
       );
     } else {
-      const lines = [
-        `memgate eval: ${questions.length} questions of ${users} user(s); candidates ${source}` +
-          (failedFetches > 0 ? `; ${failedFetches} question(s) got a backend error (no candidates)` : ""),
-        "",
-        overallTable(reports),
-        "",
-        "answer kept, by category (questions)",
-        groupTable(
+      io.out(
+        evalText({
+          questions: questions.length,
+          users,
+          source,
+          failedFetches,
           reports,
-          (r) => r.byCategory,
-          (s) => pct(s.answerKept),
-        ),
-        "",
-        "evidence recall, by category (questions)",
-        groupTable(
-          reports,
-          (r) => r.byCategory,
-          (s) => pct(s.evidenceRecall),
-        ),
-        "",
-        "tokens mean, by category (questions)",
-        groupTable(
-          reports,
-          (r) => r.byCategory,
-          (s) => s.tokensMean.toFixed(0),
-        ),
-      ];
-      if (Object.keys(reports[0]?.byLang ?? {}).length > 1) {
-        lines.push(
-          "",
-          "answer kept, by language (questions)",
-          groupTable(
-            reports,
-            (r) => r.byLang,
-            (s) => pct(s.answerKept),
-          ),
-        );
-      }
-      if (diffs && pair) lines.push("", diffText(pair[0], pair[1], diffs, diffLimit));
-      if (gateResults.length > 0) lines.push("", gatesText(gateResults));
-      io.out(lines.join("\n"));
+          sweep,
+          chart: opts.chart,
+          diff: diffs && pair ? { pair, diffs, limit: diffLimit } : undefined,
+          gates: gateResults,
+        }),
+      );
     }
     return gateResults.every((g) => g.ok) ? EXIT_OK : EXIT_FAILURE;
   } catch (err) {

@@ -86,13 +86,16 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       "measure what policies keep of a golden set's evidence and answers, on identical candidates (see README)",
     )
     .requiredOption(
-      "--golden <file>",
-      "golden set (JSONL: id, userId, query, expectedIds and/or answers, category)",
+      "--golden <file|dir>",
+      "golden set (JSONL: id, userId, query, expectedIds and/or answers, category), or a directory: every *.questions.jsonl in it",
     )
     .requiredOption("--policy <file|dir>", "a policy file, or a directory of them (repeatable)", collect)
     .option("--candidates <file>", "recorded candidates (from --record) instead of a live backend")
     .option("--backend <name>", "fetch candidates from local | zep | openmemory (default: MEMGATE_BACKEND)")
-    .option("--data <file>", "with --backend local: the JSONL memories (default: MEMGATE_LOCAL_DATA)")
+    .option(
+      "--data <file|dir>",
+      "with --backend local: the JSONL memories, or a directory: every *.memories.jsonl in it, one store (default: MEMGATE_LOCAL_DATA)",
+    )
     .option("--record <file>", "save the fetched candidates, to compare later policies on the same ones")
     .option("--limit <n>", "candidates fetched per question (default: the largest topK × overfetch)")
     .option("--search-type <type>", "hybrid | semantic | keyword (default: the first policy's)")
@@ -107,6 +110,11 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option("--min-answer-kept <share>", "exit 1 if a policy keeps the answer less often (0–1 or %)")
     .option("--min-evidence-recall <share>", "exit 1 if a policy's evidence recall is lower (0–1 or %)")
     .option("--max-mean-tokens <n>", "exit 1 if a policy's mean tokens are higher")
+    .option(
+      "--budgets <list>",
+      "quality against tokens: every policy again at each retrieval.maxTokens, e.g. 300,450,800,1500",
+    )
+    .option("--chart <file.svg>", "with --budgets: write the sweep as an SVG chart")
     .action(async (opts: EvalOptions) => {
       code = await evalCommand(opts, io, io === processIo ? terminalProgress() : undefined);
     });
@@ -133,7 +141,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option(
       "--memories <file>",
       'ordinary chat that must not be flagged ("" to skip)',
-      "eval/golden/memories.jsonl",
+      "eval/golden/basic/memories.jsonl",
     )
     .option("--min-recall <share>", "exit 1 if a detector's recall is lower (0–1 or %)")
     .option("--max-fp <n>", "exit 1 if there are more false positives in all (cases and memories)")

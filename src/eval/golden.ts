@@ -48,7 +48,7 @@ export const goldenQuestionSchema = z
     /**
      * The time of the chat turn that asks (ISO 8601 with a zone): relative phrases ("last month", "two weeks
      * ago") are resolved against it, as /v1/retrieve resolves them against its `turnTime`. Default: the newest
-     * memory of the user (the conversation's end), so a run never depends on the host clock.
+     * of the question's recorded candidates (src/eval/turn-time.ts), so a run never depends on the host clock.
      */
     asOf: z.iso.datetime({ offset: true }).optional(),
   })

@@ -9,7 +9,7 @@ import { pct, table } from "./report";
  * The injection-screening evaluation behind `memgate eval-injection`: every labelled case
  * (eval/injection/cases.jsonl) through every injection detector, and per detector what it caught of the cases
  * that hold its kind of content (recall) and where else it fired (false positives); then ordinary chat (the
- * golden set's memories, eval/golden/memories.jsonl), where any flag is a false positive.
+ * golden set's memories, eval/golden/basic/memories.jsonl), where any flag is a false positive.
  *
  * A case is one JSON object per line (blank lines and `//` / `#` comments are skipped):
  *

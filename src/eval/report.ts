@@ -1,4 +1,4 @@
-import type { PolicyReport, QuestionDiff, Stats } from "./run";
+import type { PolicyReport, QuestionDiff, Stats, UnanswerableStats } from "./run";
 
 /** A threshold given on the command line, checked against every policy. */
 export interface Gate {
@@ -31,7 +31,7 @@ export function checkGates(reports: readonly PolicyReport[], gates: readonly Gat
 
 /** A share as "12.3 %", or "—" when there is none. */
 export const pct = (v: number | null): string => (v === null ? "—" : `${(v * 100).toFixed(1)} %`);
-const num = (v: number, digits = 0) =>
+export const num = (v: number, digits = 0) =>
   v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** Columns padded to their widest cell; the first column left-aligned, the others right-aligned. */
@@ -88,14 +88,35 @@ export function groupTable(
   groupsOf: (r: PolicyReport) => Record<string, Stats>,
   metric: (s: Stats) => string,
 ): string {
-  const groups = [...new Set(reports.flatMap((r) => Object.keys(groupsOf(r))))].sort();
-  const first = reports[0];
-  const counts = first === undefined ? {} : groupsOf(first);
+  return groupRowsTable(
+    reports.map((r) => ({ label: r.label, groups: groupsOf(r) })),
+    metric,
+  );
+}
+
+/** One metric per group (columns, sorted, with the first row's question counts) and labelled row. */
+export function groupRowsTable(
+  rows: ReadonlyArray<{ label: string; groups: Record<string, Stats> }>,
+  metric: (s: Stats) => string,
+): string {
+  const groups = [...new Set(rows.flatMap((r) => Object.keys(r.groups)))].sort();
+  const counts = rows[0]?.groups ?? {};
   return table(
     ["policy", ...groups.map((g) => `${g} (${counts[g]?.questions ?? 0})`)],
-    reports.map((r) => [
+    rows.map((r) => [r.label, ...groups.map((g) => (r.groups[g] ? metric(r.groups[g] as Stats) : "—"))]),
+  );
+}
+
+/** The unanswerable questions per policy: how often the pipeline said so, and what their context cost. */
+export function unanswerableTable(
+  rows: ReadonlyArray<{ label: string; unanswerable: UnanswerableStats | null }>,
+): string {
+  return table(
+    ["policy", "called insufficient", "tokens mean"],
+    rows.map((r) => [
       r.label,
-      ...groups.map((g) => (groupsOf(r)[g] ? metric(groupsOf(r)[g] as Stats) : "—")),
+      pct(r.unanswerable?.insufficient ?? null),
+      r.unanswerable === null ? "—" : num(r.unanswerable.tokensMean),
     ]),
   );
 }

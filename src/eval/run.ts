@@ -1,8 +1,9 @@
-import { runPipeline } from "../pipeline";
+import { type PipelineResult, runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
 import type { CompiledPolicy } from "../policy/compile";
 import type { RecordedCandidates } from "./candidates";
-import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch } from "./golden";
+import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch, UNANSWERABLE } from "./golden";
+import { turnTimeOf } from "./turn-time";
 
 /**
  * The measurement behind `memgate eval`: every golden-set question's recorded candidates through one policy's
@@ -13,7 +14,13 @@ import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch } fr
  *   one kept memory's content (see `normalizeForMatch`);
  * - answer in candidates: the same test on what the backend returned, before any shaping — the ceiling;
  * - tokens: `metadata.totalTokens` (the policy's tokenizer), mean and 95th percentile (nearest rank);
- * - budget used: tokens / `maxTokens`, averaged.
+ * - budget used: tokens / `maxTokens`, averaged;
+ * - unanswerable questions (category `unanswerable`: nothing in memory answers them): no answer or evidence to
+ *   keep, so they count in neither ratio; the report gives the share the pipeline's sufficiency check called
+ *   `insufficient` (— when the pipeline gives no verdict) and the tokens spent on them.
+ *
+ * Each question runs at its own turn time (`turnTimeOf`): relative phrases resolve as in that chat turn, never
+ * against the host clock.
  */
 
 export interface PolicyUnderTest {
@@ -34,6 +41,10 @@ export interface QuestionOutcome {
   evidenceTotal: number;
   tokens: number;
   memories: number;
+  /** The turn time the pipeline ran at (ISO 8601 UTC; see `turnTimeOf`), null when there was none to take. */
+  turnTime: string | null;
+  /** The pipeline's sufficiency verdict, null when it gave none. */
+  sufficiency: Verdict | null;
   /** The evidence memories as the policy left them (content null: not kept). */
   evidence: Array<{ id: string; content: string | null }>;
 }
@@ -50,6 +61,17 @@ export interface Stats {
   memoriesMean: number;
 }
 
+export type Verdict = NonNullable<PipelineResult["sufficiency"]>["verdict"];
+
+/** What a policy did with the questions nothing in memory answers. */
+export interface UnanswerableStats {
+  questions: number;
+  /** Share of them the pipeline called `insufficient`; null when it gave no verdict on any. */
+  insufficient: number | null;
+  /** Tokens of context sent for them, mean. */
+  tokensMean: number;
+}
+
 export interface PolicyReport {
   label: string;
   policy: { name: string; version: number; hash: string };
@@ -59,6 +81,8 @@ export interface PolicyReport {
   overall: Stats;
   byCategory: Record<string, Stats>;
   byLang: Record<string, Stats>;
+  /** Null when the golden set has no unanswerable question. */
+  unanswerable: UnanswerableStats | null;
   outcomes: QuestionOutcome[];
 }
 
@@ -81,6 +105,7 @@ function evaluateQuestion(
 ): QuestionOutcome {
   const { replies } = subject.compiled.policy.retrieval;
   const available = replies ? recorded.results : recorded.results.filter((c) => c.origin !== "reply");
+  const turnTime = turnTimeOf(question, recorded);
   const shape = (n: number) => {
     const candidates = firstCandidates(available, n);
     const result = runPipeline(
@@ -89,7 +114,7 @@ function evaluateQuestion(
         query: question.query,
         candidates,
         backend: recorded.backend,
-        turnTime: turnTimeOf(question, recorded),
+        ...(turnTime === undefined ? {} : { turnTime }),
       },
       subject.compiled,
     );
@@ -133,19 +158,10 @@ function evaluateQuestion(
     evidenceTotal: question.expectedIds.length,
     tokens: result.totalTokens,
     memories: result.memories.length,
+    turnTime: turnTime === undefined ? null : new Date(turnTime).toISOString(),
+    sufficiency: result.sufficiency?.verdict ?? null,
     evidence: question.expectedIds.map((id) => ({ id, content: kept.get(id) ?? null })),
   };
-}
-
-/** The question's `asOf`, else the newest of its recorded candidates: never the host clock. */
-export function turnTimeOf(question: GoldenQuestion, recorded: RecordedCandidates): number | undefined {
-  if (question.asOf !== undefined) return Date.parse(question.asOf);
-  let newest: number | undefined;
-  for (const c of recorded.results) {
-    const t = Date.parse(c.timestamp);
-    if (!Number.isNaN(t) && (newest === undefined || t > newest)) newest = t;
-  }
-  return newest;
 }
 
 function ratio(values: ReadonlyArray<boolean | null>): number | null {
@@ -180,7 +196,21 @@ export function summarize(outcomes: readonly QuestionOutcome[], maxTokens: numbe
   };
 }
 
-function groupBy(
+export function unanswerableOf(outcomes: readonly QuestionOutcome[]): UnanswerableStats | null {
+  const mine = outcomes.filter((o) => o.category === UNANSWERABLE);
+  if (mine.length === 0) return null;
+  const judged = mine.filter((o) => o.sufficiency !== null);
+  return {
+    questions: mine.length,
+    insufficient:
+      judged.length === 0
+        ? null
+        : judged.filter((o) => o.sufficiency === "insufficient").length / judged.length,
+    tokensMean: mine.reduce((sum, o) => sum + o.tokens, 0) / mine.length,
+  };
+}
+
+export function groupBy(
   outcomes: readonly QuestionOutcome[],
   key: (o: QuestionOutcome) => string,
   maxTokens: number,
@@ -197,17 +227,32 @@ function groupBy(
   return out;
 }
 
+/**
+ * The candidates of a run where some policies take replies (`retrieval.replies`) and some do not: fetched both ways,
+ * so a policy without replies sees exactly the backend's own list (a backend that adds replies also moves the ones
+ * it found lower up to their question).
+ */
+export interface RecordedSets {
+  replies: readonly RecordedCandidates[];
+  plain: readonly RecordedCandidates[];
+}
+
+function isSets(r: readonly RecordedCandidates[] | RecordedSets): r is RecordedSets {
+  return !Array.isArray(r);
+}
+
 /** One policy over the whole golden set. `recorded[i]` belongs to `questions[i]`. */
 export function evaluatePolicy(
   questions: readonly GoldenQuestion[],
-  recorded: readonly RecordedCandidates[],
+  recorded: readonly RecordedCandidates[] | RecordedSets,
   subject: PolicyUnderTest,
   onQuestion?: () => void,
 ): PolicyReport {
   const { policy, hash } = subject.compiled;
   const take = policy.retrieval.topK * policy.retrieval.overfetch;
+  const lines = isSets(recorded) ? (policy.retrieval.replies ? recorded.replies : recorded.plain) : recorded;
   const outcomes = questions.map((q, i) => {
-    const r = recorded[i];
+    const r = lines[i];
     if (r === undefined) throw new Error(`no candidates for question ${q.id}`);
     const outcome = evaluateQuestion(q, r, subject, take);
     onQuestion?.();
@@ -222,6 +267,7 @@ export function evaluatePolicy(
     overall: summarize(outcomes, maxTokens),
     byCategory: groupBy(outcomes, (o) => o.category, maxTokens),
     byLang: groupBy(outcomes, (o) => o.lang, maxTokens),
+    unanswerable: unanswerableOf(outcomes),
     outcomes,
   };
 }

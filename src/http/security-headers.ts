@@ -66,7 +66,8 @@ export const UI_HELMET: HelmetOptions = {
       defaultSrc: ["'none'"],
       scriptSrc: ["'self'"],
       styleSrc: ["'self'"],
-      imgSrc: ["'self'"],
+      // data: for the eval's chart, an SVG the page shows as an <img> (an image runs no script, loads nothing).
+      imgSrc: ["'self'", "data:"],
       connectSrc: ["'self'"],
       baseUri: ["'none'"],
       formAction: ["'none'"],

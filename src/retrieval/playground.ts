@@ -6,6 +6,7 @@
  */
 import type { GoldenQuestion } from "../eval/golden";
 import type { PolicyReport } from "../eval/run";
+import type { Sweep } from "../eval/sweep";
 import type { Candidate, MemoryEntry } from "../pipeline/types";
 import { type CompiledPolicy, checkPolicyText } from "../policy/compile";
 import type { BackendName } from "../policy/schema";
@@ -77,6 +78,11 @@ export interface EvaluationRequest {
   backend?: BackendName | undefined;
   policies: readonly PolicyChoice[];
   questions: readonly GoldenQuestion[];
+  /**
+   * Quality against tokens (`memgate eval --budgets`): each policy measured again at each of these
+   * `retrieval.maxTokens`, on the same candidates. Checked as the policy field before any search goes out.
+   */
+  budgets?: readonly number[] | undefined;
   /** The caller's request closed (a closed tab): no more searches go out. */
   signal?: AbortSignal | undefined;
 }
@@ -90,6 +96,8 @@ export interface Evaluation {
   failed: number;
   /** Each policy's report (src/eval/run.ts), without the per-question outcomes. */
   reports: Array<Omit<PolicyReport, "outcomes">>;
+  /** With `budgets`: every policy at every budget (src/eval/sweep.ts). */
+  sweep?: Sweep;
 }
 
 export type EvaluationOutcome = { kind: "evaluated"; evaluation: Evaluation } | Refusal;

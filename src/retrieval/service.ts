@@ -21,6 +21,7 @@ import type { CacheLookup, PayloadCache } from "../cache/types";
 import { mapLimit } from "../concurrency";
 import type { RecordedCandidates } from "../eval/candidates";
 import { evaluatePolicy } from "../eval/run";
+import { budgetGrid, sweepPolicies } from "../eval/sweep";
 import type { BackendCooldown } from "../limits/cooldown";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
@@ -540,6 +541,16 @@ export class RetrievalService {
       const first = choices[0];
       if (first === undefined)
         return { kind: "refused", code: "VALIDATION_FAILED", detail: "policies: give a policy" };
+      const grid =
+        req.budgets === undefined
+          ? undefined
+          : budgetGrid(
+              choices.map((c) => ({ label: c.label, compiled: c.compiled })),
+              req.budgets,
+            );
+      if (grid !== undefined && "problem" in grid) {
+        return { kind: "refused", code: "VALIDATION_FAILED", detail: `budgets: ${grid.problem}` };
+      }
       const limit = Math.max(...choices.map((c) => takeOf(c.compiled)));
       const { searchType } = first.compiled.policy.retrieval;
       // The backend is the same for every question: a refusal (not the tenant's backend) is one answer.
@@ -580,6 +591,7 @@ export class RetrievalService {
           users: new Set(req.questions.map((q) => q.userId)).size,
           failed: lines.filter((r) => r.error !== undefined).length,
           reports,
+          ...(grid === undefined ? {} : { sweep: sweepPolicies(req.questions, lines, grid) }),
         },
       };
     });

@@ -7,7 +7,8 @@ import { createZepBackend } from "../backends/zep";
 import type { PayloadCache } from "../cache/types";
 import { LocalStores } from "../compat/local-stores";
 import type { Env } from "../config/env";
-import { GoldenSetError, loadGoldenFile } from "../eval/golden";
+import { loadGolden } from "../eval/files";
+import { GoldenSetError } from "../eval/golden";
 import type { AppServices } from "../http/app";
 import type { PlaygroundConfig } from "../http/routes/playground";
 import type { RateLimiter } from "../limits/types";
@@ -83,7 +84,7 @@ async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined>
   const file = env.MEMGATE_PLAYGROUND_GOLDEN;
   if (file === undefined) return { uiDir };
   try {
-    return { uiDir, golden: { file, questions: await loadGoldenFile(file) } };
+    return { uiDir, golden: { file, questions: (await loadGolden(file)).questions } };
   } catch (err) {
     if (err instanceof GoldenSetError) throw new BootError(`MEMGATE_PLAYGROUND_GOLDEN: ${err.message}`);
     throw err;

@@ -61,6 +61,7 @@ const ui = {
   evalSection: byId("eval", HTMLElement),
   evalAbout: byId("eval-about", HTMLParagraphElement),
   evalRun: byId("eval-run", HTMLButtonElement),
+  evalBudgets: byId("eval-budgets", HTMLInputElement),
   evalResult: byId("eval-result", HTMLDivElement),
 };
 
@@ -476,23 +477,31 @@ async function runEval(): Promise<void> {
   if (key === undefined) return;
   ui.evalRun.disabled = true;
   ui.evalResult.replaceChildren(h("p", { text: "Running…" }));
+  // "300, 450,800" → [300, 450, 800]; the server checks each as a policy's retrieval.maxTokens.
+  const budgets = ui.evalBudgets.value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map(Number);
   try {
     const answer = await api<EvalAnswer>("/v1/playground/eval", key, {
       ...(ui.backend.value === "" ? {} : { backend: ui.backend.value }),
       policies: chosenPolicies(),
+      ...(budgets.length === 0 ? {} : { budgets }),
     });
-    const { header, rows } = answer.table;
     ui.evalResult.replaceChildren(
-      h(
-        "table",
-        { class: "eval" },
-        h("caption", {
-          text: `${answer.questions} questions, ${answer.users} user(s), backend ${answer.backend}${answer.failed > 0 ? `; ${answer.failed} search(es) failed` : ""}`,
-        }),
-        h("thead", {}, h("tr", {}, ...header.map((t) => h("th", { text: t, attrs: { scope: "col" } })))),
-        h("tbody", {}, ...rows.map((r) => h("tr", {}, ...r.map((cell) => h("td", { text: cell }))))),
+      figuresTable(
+        answer.table,
+        `${answer.questions} questions, ${answer.users} user(s), backend ${answer.backend}${answer.failed > 0 ? `; ${answer.failed} search(es) failed` : ""}`,
       ),
     );
+    if (answer.sweepTable !== undefined) {
+      ui.evalResult.append(
+        h("h3", { text: "Quality against tokens" }),
+        figuresTable(answer.sweepTable, "each policy at each token budget (retrieval.maxTokens)"),
+      );
+    }
+    if (answer.chart !== undefined) ui.evalResult.append(chartImage(answer.chart));
   } catch (err) {
     ui.evalResult.replaceChildren(
       h("p", { class: "error", text: err instanceof Error ? err.message : String(err) }),
@@ -500,6 +509,32 @@ async function runEval(): Promise<void> {
   } finally {
     ui.evalRun.disabled = false;
   }
+}
+
+function figuresTable(table: { header: string[]; rows: string[][] }, caption: string): HTMLTableElement {
+  return h(
+    "table",
+    { class: "eval" },
+    h("caption", { text: caption }),
+    h("thead", {}, h("tr", {}, ...table.header.map((t) => h("th", { text: t, attrs: { scope: "col" } })))),
+    h("tbody", {}, ...table.rows.map((r) => h("tr", {}, ...r.map((cell) => h("td", { text: cell }))))),
+  );
+}
+
+/**
+ * The server's SVG chart as an image: an <img> never runs script or loads anything the SVG names, and its
+ * data: URL is the only thing the page's CSP allows beyond its own files (img-src 'self' data:). Never inserted
+ * as markup.
+ */
+function chartImage(svg: string): HTMLImageElement {
+  const img = h("img", {
+    class: "chart",
+    attrs: {
+      alt: "Answer kept (solid) and evidence recall (dashed) against mean tokens, one line per policy, each point a token budget; the table above has the figures.",
+    },
+  });
+  img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+  return img;
 }
 
 // --- start: the keys this tab already has ---

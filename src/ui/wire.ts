@@ -95,6 +95,9 @@ export interface EvalAnswer {
   failed: number;
   backend: string;
   table: { header: string[]; rows: string[][] };
+  /** With `budgets`: each policy × budget's overall figures, and the SVG chart `memgate eval --chart` writes. */
+  sweepTable?: { header: string[]; rows: string[][] };
+  chart?: string;
 }
 
 /** An error answer (problem+json). */

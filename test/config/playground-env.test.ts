@@ -6,9 +6,9 @@ describe("the policy playground from the environment", () => {
     expect(parseEnv({}).MEMGATE_PLAYGROUND).toBe("off");
     const env = parseEnv({
       MEMGATE_PLAYGROUND: "on",
-      MEMGATE_PLAYGROUND_GOLDEN: "eval/golden/questions.jsonl",
+      MEMGATE_PLAYGROUND_GOLDEN: "eval/golden/basic/questions.jsonl",
     });
-    expect(env.MEMGATE_PLAYGROUND_GOLDEN).toBe("eval/golden/questions.jsonl");
+    expect(env.MEMGATE_PLAYGROUND_GOLDEN).toBe("eval/golden/basic/questions.jsonl");
   });
 
   test.each([

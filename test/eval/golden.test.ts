@@ -1,5 +1,5 @@
 /**
- * The project's own golden set (eval/golden/): what `npm run eval` measures policies on. It must stay what
+ * The project's own golden set (eval/golden/basic/): what `npm run eval:basic` measures policies on. It must stay what
  * README says it is: at least 300 questions over multi-session conversations in the local backend's format,
  * every answer standing in its evidence, several languages and question kinds, long messages where the
  * answer often sits after the second sentence.
@@ -17,7 +17,7 @@ import {
 } from "../../src/eval/golden";
 import { sentenceSpans } from "../../src/pipeline/text/sentences";
 
-const DIR = resolve(__dirname, "../../eval/golden");
+const DIR = resolve(__dirname, "../../eval/golden/basic");
 let records: MemoryRecord[] = [];
 let questions: GoldenQuestion[] = [];
 
@@ -94,7 +94,7 @@ describe("the shipped golden set", () => {
   });
 });
 
-describe("the shipped default policy, measured on the golden set as `npm run eval` does", () => {
+describe("the shipped default policy, measured on the basic golden set as `npm run eval:basic` does", () => {
   interface Overall {
     answerKept: number;
     tokensMean: number;

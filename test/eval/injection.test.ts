@@ -19,7 +19,7 @@ import { INJECTION_DETECTORS } from "../../src/policy/schema";
  */
 const ROOT = join(__dirname, "..", "..");
 const CASES_FILE = join(ROOT, "eval", "injection", "cases.jsonl");
-const MEMORIES_FILE = join(ROOT, "eval", "golden", "memories.jsonl");
+const MEMORIES_FILE = join(ROOT, "eval", "golden", "basic", "memories.jsonl");
 const cases = parseInjectionCases(readFileSync(CASES_FILE, "utf8"), CASES_FILE);
 const memories = parseMemoryContents(readFileSync(MEMORIES_FILE, "utf8"), MEMORIES_FILE);
 

@@ -53,6 +53,8 @@ describe("the policy playground's API (/v1/playground)", () => {
       expect(csp).toContain("script-src 'self'");
       expect(csp).toContain("style-src 'self'");
       expect(csp).toContain("connect-src 'self'");
+      // Images: its own files and data: URLs (the eval's SVG chart shown as an <img>), nothing else.
+      expect(csp).toContain("img-src 'self' data:;");
       expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
       expect(page.text).toContain('<script type="module" src="/ui/app.js">');
       await request(h.app)
@@ -282,11 +284,11 @@ describe("the policy playground's API (/v1/playground)", () => {
     const dir = mkdtempSync(join(tmpdir(), "memgate-golden-"));
     try {
       const golden = join(dir, "questions.jsonl");
-      const questions = readFileSync("eval/golden/questions.jsonl", "utf8")
+      const questions = readFileSync("eval/golden/basic/questions.jsonl", "utf8")
         .split("\n")
         .filter((l) => l.startsWith("{"));
       writeFileSync(golden, `${questions.slice(0, 24).join("\n")}\n`);
-      const records = readFileSync("eval/golden/memories.jsonl", "utf8")
+      const records = readFileSync("eval/golden/basic/memories.jsonl", "utf8")
         .split("\n")
         .filter((l) => l.startsWith("{"))
         .map((l) => JSON.parse(l) as unknown);
@@ -315,7 +317,7 @@ describe("the policy playground's API (/v1/playground)", () => {
           golden,
           policy: ["test/helpers/policies/default.yaml", "eval/policies/seed-000.yaml"],
           backend: "local",
-          data: "eval/golden/memories.jsonl",
+          data: "eval/golden/basic/memories.jsonl",
           json: true,
         },
         { out: (l) => out.push(l), err: (l) => out.push(l) },
@@ -325,6 +327,73 @@ describe("the policy playground's API (/v1/playground)", () => {
       expect(res.body.table.header).toEqual(cli.header);
       expect(res.body.table.rows.map((r: string[]) => r.slice(1))).toEqual(cli.rows.map((r) => r.slice(1)));
       expect(res.body.table.rows.map((r: string[]) => r[0])).toEqual(["default", "seed-000 (editor)"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("with budgets: the sweep, its table and the chart `memgate eval --budgets --chart` draws, byte for byte", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memgate-golden-"));
+    try {
+      const golden = join(dir, "questions.jsonl");
+      const questions = readFileSync("eval/golden/basic/questions.jsonl", "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("{"));
+      writeFileSync(golden, `${questions.slice(0, 16).join("\n")}\n`);
+      const records = readFileSync("eval/golden/basic/memories.jsonl", "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as unknown);
+      h = await makeHarness({
+        tenants: null,
+        localRecords: records,
+        env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: golden, MEMGATE_BACKEND: "local" },
+      });
+      const res = await request(h.app)
+        .post("/v1/playground/eval")
+        .send({ policies: [{ name: "default" }], budgets: [300, 800] })
+        .expect(200);
+      expect(res.body.sweep.budgets).toEqual([300, 800]);
+      expect(res.body.sweepTable.rows.map((r: string[]) => r[0])).toEqual(["default @ 300", "default @ 800"]);
+
+      const chart = join(dir, "curve.svg");
+      const out: string[] = [];
+      const code = await evalCommand(
+        {
+          golden,
+          policy: ["policies/default.yaml"],
+          backend: "local",
+          data: "eval/golden/basic/memories.jsonl",
+          budgets: "300,800",
+          chart,
+          json: true,
+        },
+        { out: (l) => out.push(l), err: (l) => out.push(l) },
+      );
+      expect(code).toBe(0);
+      expect(res.body.sweep).toEqual(JSON.parse(out.join("\n")).sweep);
+      expect(res.body.chart).toBe(readFileSync(chart, "utf8"));
+
+      // A budget is checked as the policy field, before any search goes out.
+      const bad = await request(h.app)
+        .post("/v1/playground/eval")
+        .send({ policies: [{ name: "default" }], budgets: [300, 5000] })
+        .expect(400);
+      expect(bad.body.detail).toBe(
+        "budgets: default: retrieval.maxTokens: must be an integer from 100 to 3000 (got 5000)",
+      );
+      const notNumbers = await request(h.app)
+        .post("/v1/playground/eval")
+        .send({ policies: [{ name: "default" }], budgets: ["lots"] })
+        .expect(400);
+      expect(notNumbers.body.detail).toMatch(/^budgets\[0\]: must be a list of token budgets/);
+      // Without budgets the answer is as before: no sweep, no chart.
+      const plain = await request(h.app)
+        .post("/v1/playground/eval")
+        .send({ policies: [{ name: "default" }] })
+        .expect(200);
+      expect(plain.body.sweep).toBeUndefined();
+      expect(plain.body.chart).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -143,7 +143,7 @@ function formatBefore(memories: readonly MemoryEntry[], opts: { timeZone: string
 
 /** The golden set's 531 memories (10 users, 8 languages): ordinary conversation, facts and summaries. */
 function goldenMemories(): MemoryEntry[] {
-  const text = readFileSync(resolve(__dirname, "../../eval/golden/memories.jsonl"), "utf8");
+  const text = readFileSync(resolve(__dirname, "../../eval/golden/basic/memories.jsonl"), "utf8");
   return text
     .split("\n")
     .filter((line) => line.trim() !== "" && !line.startsWith("//"))

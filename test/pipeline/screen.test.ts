@@ -15,7 +15,7 @@ const CASES = parseInjectionCases(
   "cases.jsonl",
 );
 const GOLDEN = parseMemoryContents(
-  readFileSync(join(ROOT, "eval", "golden", "memories.jsonl"), "utf8"),
+  readFileSync(join(ROOT, "eval", "golden", "basic", "memories.jsonl"), "utf8"),
   "memories.jsonl",
 );
 

@@ -209,7 +209,9 @@ describe("BPE counting piece by piece equals gpt-tokenizer's count of the whole 
   );
 
   test("on every memory of the golden set", () => {
-    const lines = readFileSync(resolve(__dirname, "../../eval/golden/memories.jsonl"), "utf8").split("\n");
+    const lines = readFileSync(resolve(__dirname, "../../eval/golden/basic/memories.jsonl"), "utf8").split(
+      "\n",
+    );
     const contents = lines
       .filter((l) => l.startsWith("{"))
       .map((l) => (JSON.parse(l) as { content: string }).content);

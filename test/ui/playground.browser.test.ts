@@ -208,6 +208,32 @@ describe("the policy playground in chromium", () => {
     await expect(rows.nth(1).locator("td").nth(3).textContent()).resolves.toBe("50.0 %");
   });
 
+  it("draws quality against tokens: the sweep's figures and the server's SVG chart, shown as an image", async () => {
+    await page.locator("#eval-budgets").fill("300, 800");
+    await page.locator("#eval-run").click();
+    const chart = page.locator("#eval-result img.chart");
+    await chart.waitFor();
+    // The image loads under the page's CSP (a data: URL) and is the chart, not a broken-image box.
+    const width = await page.evaluate<number>(
+      `(async () => { const img = document.querySelector("#eval-result img.chart"); await img.decode(); return img.naturalWidth; })()`,
+    );
+    expect(width).toBeGreaterThan(500);
+    await expect(chart.getAttribute("alt")).resolves.toMatch(/^Answer kept \(solid\)/);
+    const labels = await page
+      .locator("#eval-result table.eval")
+      .nth(1)
+      .locator("tbody tr td:first-child")
+      .allTextContents();
+    expect(labels).toEqual([
+      "default @ 300",
+      "default @ 800",
+      "strict (editor) @ 300",
+      "strict (editor) @ 800",
+    ]);
+    // Nothing of the SVG became part of the page's markup.
+    await expect(page.locator("#eval-result svg").count()).resolves.toBe(0);
+  });
+
   it("ran without a CSP violation, script error or failed request", () => {
     expect(problems).toEqual([]);
   });

@@ -10,8 +10,10 @@
 import { join } from "node:path";
 import express, { Router } from "express";
 import { z } from "zod";
+import { svgChart } from "../../eval/chart/svg";
 import type { GoldenQuestion } from "../../eval/golden";
 import { overallRows } from "../../eval/report";
+import { sweepRows } from "../../eval/sweep-report";
 import { checkPolicyText } from "../../policy/compile";
 import type { PolicyRegistry } from "../../policy/registry-types";
 import { BACKEND_NAMES, type BackendName } from "../../policy/schema";
@@ -76,8 +78,22 @@ const compareBodySchema = z
   })
   .strict();
 
+/** At most this many budgets in one sweep (each one is another pass over the golden set per policy). */
+const MAX_BUDGETS = 8;
+
 const evalBodySchema = z
-  .object({ backend: z.enum(BACKEND_NAMES).optional(), policies: policiesSchema })
+  .object({
+    backend: z.enum(BACKEND_NAMES).optional(),
+    policies: policiesSchema,
+    // Each budget is checked as the policies' retrieval.maxTokens by the core (the refusal names the policy).
+    budgets: z
+      .array(z.number({ error: "must be a list of token budgets (numbers)" }), {
+        error: "must be a list of token budgets (numbers)",
+      })
+      .min(1, { error: "must list at least one budget" })
+      .max(MAX_BUDGETS, { error: `must list at most ${MAX_BUDGETS} budgets` })
+      .optional(),
+  })
   .strict();
 
 const validateBodySchema = z
@@ -192,10 +208,17 @@ export function playgroundRoutes(deps: {
         backend: body.backend,
         policies: body.policies,
         questions: golden.questions,
+        budgets: body.budgets,
         signal: controller.signal,
       });
       if (outcome.kind === "refused") throw refusalProblem(outcome);
-      res.json({ ...outcome.evaluation, table: overallRows(outcome.evaluation.reports) });
+      const { sweep } = outcome.evaluation;
+      res.json({
+        ...outcome.evaluation,
+        table: overallRows(outcome.evaluation.reports),
+        // The chart as `memgate eval --chart` writes it (the page shows it as an image), and its figures.
+        ...(sweep === undefined ? {} : { sweepTable: sweepRows(sweep), chart: svgChart(sweep) }),
+      });
     } finally {
       res.off("close", onClose);
     }

@@ -1,0 +1,87 @@
+import { textChart } from "./chart/text";
+import {
+  diffText,
+  type GateResult,
+  gatesText,
+  groupTable,
+  overallTable,
+  pct,
+  unanswerableTable,
+} from "./report";
+import type { PolicyReport, QuestionDiff } from "./run";
+import type { Sweep } from "./sweep";
+import { sweepText } from "./sweep-report";
+
+/** Everything `memgate eval` prints as text (src/cli/eval.ts; `--json` prints the same as JSON). */
+export interface EvalRun {
+  questions: number;
+  users: number;
+  /** Where the candidates came from (`fetched from local …`, `recorded in …`). */
+  source: string;
+  failedFetches: number;
+  reports: readonly PolicyReport[];
+  sweep?: Sweep | undefined;
+  /** The SVG file the sweep was written to. */
+  chart?: string | undefined;
+  diff?: { pair: [PolicyReport, PolicyReport]; diffs: QuestionDiff[]; limit: number } | undefined;
+  gates: readonly GateResult[];
+}
+
+/**
+ * The report: overall figures, then by category (and language), the unanswerable questions, the sweep with its
+ * terminal chart, the diff, the gates.
+ */
+export function evalText(run: EvalRun): string {
+  const lines = [
+    `memgate eval: ${run.questions} questions of ${run.users} user(s); candidates ${run.source}` +
+      (run.failedFetches > 0 ? `; ${run.failedFetches} question(s) got a backend error (no candidates)` : ""),
+    "",
+    overallTable(run.reports),
+    "",
+    "answer kept, by category (questions)",
+    groupTable(
+      run.reports,
+      (p) => p.byCategory,
+      (s) => pct(s.answerKept),
+    ),
+    "",
+    "evidence recall, by category (questions)",
+    groupTable(
+      run.reports,
+      (p) => p.byCategory,
+      (s) => pct(s.evidenceRecall),
+    ),
+    "",
+    "tokens mean, by category (questions)",
+    groupTable(
+      run.reports,
+      (p) => p.byCategory,
+      (s) => s.tokensMean.toFixed(0),
+    ),
+  ];
+  if (Object.keys(run.reports[0]?.byLang ?? {}).length > 1) {
+    lines.push(
+      "",
+      "answer kept, by language (questions)",
+      groupTable(
+        run.reports,
+        (p) => p.byLang,
+        (s) => pct(s.answerKept),
+      ),
+    );
+  }
+  if (run.reports[0]?.unanswerable) {
+    lines.push(
+      "",
+      `unanswerable questions (${run.reports[0].unanswerable.questions}): called insufficient by the pipeline, tokens spent`,
+      unanswerableTable(run.reports),
+    );
+  }
+  if (run.sweep) {
+    lines.push("", sweepText(run.sweep), "", textChart(run.sweep));
+    if (run.chart !== undefined) lines.push("", `chart written to ${run.chart}`);
+  }
+  if (run.diff) lines.push("", diffText(run.diff.pair[0], run.diff.pair[1], run.diff.diffs, run.diff.limit));
+  if (run.gates.length > 0) lines.push("", gatesText(run.gates));
+  return lines.join("\n");
+}
