@@ -26,6 +26,8 @@ export interface Sufficiency {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+/** `Maya: ` before a turn: the speaker is not the answer to "who". */
+const SPEAKER = /^[^:\n]{1,40}:\s+/;
 
 export function certify(
   kept: readonly WorkItem[],
@@ -70,12 +72,19 @@ export function certify(
   const missingNames = names.filter((e) => !lowerTexts.some((t) => t.includes(e.toLowerCase())));
   const nameShare = names.length === 0 ? 1 : 1 - missingNames.length / names.length;
   const type = analysis.answerType;
-  const answerPresent =
-    type === "time" || type === "thing" || type === "list" || type === "yesno"
-      ? 1
-      : kept.some((item) => answerFit(type, item.content) > 0)
-        ? 1
-        : 0;
+  // The kind of answer asked for must stand in a memory that is about the question: the best, over kept
+  // memories, of its share of the query's weight × whether it holds such an answer (a date is always shown).
+  let answerPresent = 1;
+  if (type !== "time" && type !== "thing" && type !== "list" && type !== "yesno") {
+    answerPresent = 0;
+    scores.forEach((list, i) => {
+      let own = 0;
+      for (const s of list) for (const k of s.matched) own += idf[k] ?? 0;
+      const item = kept[i];
+      const fit = item === undefined ? 0 : answerFit(type, item.content.replace(SPEAKER, ""));
+      answerPresent = Math.max(answerPresent, (terms.length === 0 ? 1 : own / total) * fit);
+    });
+  }
   const [wu, wb] = analysis.multiHop ? [0.5, 0.2] : [0.25, 0.45];
   const completeness = round3(
     (wu * unionShare + wb * bestShare) * (0.7 + 0.3 * nameShare) + 0.3 * answerPresent * nameShare,
