@@ -1,7 +1,7 @@
 import { stem } from "porter2";
 import { CJK_SCRIPT, classOf, LETTER_OR_MARK, NUMBER } from "./classes";
 import { detached } from "./detach";
-import { STOPWORDS } from "./terms";
+import { queryStopwords, STOPWORDS } from "./stopwords";
 
 /**
  * Lexical relevance of sentences to a query, for the clip stage's `relevant` mode (docs/policy.md#clip).
@@ -10,7 +10,7 @@ import { STOPWORDS } from "./terms";
  * digit; runs of Han, kana and Hangul become overlapping character bigrams, as in the local backend's index
  * (text/terms.ts); English words are stemmed with Porter2 ("weddings", "wedding" → "wed") and every term
  * is cut to its first six characters (see `PREFIX_CHARS`). The query keeps its distinct content words
- * (English function words dropped, text/terms.ts).
+ * (the function words of the language it seems to be in dropped, text/stopwords.ts).
  *
  * Weights: BM25 (k1 = 1.2, b = 0.75) with every sentence of every memory being clipped as one document: IDF
  * comes from the candidate set itself, so a word that every memory repeats (the user's cat's name, on a
@@ -63,8 +63,8 @@ function cutTerm(s: string): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? PREFIX_CHARS + 1 : PREFIX_CHARS);
 }
 
-/** A term hit: the term (stemmed and cut) and its stem before the cut. */
-type Hit = (term: string, whole: string) => void;
+/** A term hit: the term (stemmed and cut), its stem before the cut and the word (NFKC, lower case) it is of. */
+type Hit = (term: string, whole: string, word: string) => void;
 
 /**
  * A lower-cased ASCII word's first two characters as a number (one character: itself), the key of the
@@ -92,19 +92,19 @@ function wordTerms(raw: string, hit: Hit): number {
   let count = 0;
   const part = (text: string) => {
     const whole = fullStem(text);
-    hit(cutTerm(whole), whole);
+    hit(cutTerm(whole), whole, text);
     count++;
   };
   for (let c = CJK_RUN.exec(word); c !== null; c = CJK_RUN.exec(word)) {
     if (c.index > last) part(word.slice(last, c.index));
     const chars = Array.from(c[0]);
     if (chars.length === 1) {
-      hit(c[0], c[0]);
+      hit(c[0], c[0], c[0]);
       count++;
     }
     for (let i = 0; i + 1 < chars.length; i++) {
       const bigram = `${chars[i]}${chars[i + 1]}`;
-      hit(bigram, bigram);
+      hit(bigram, bigram, bigram);
       count++;
     }
     last = c.index + c[0].length;
@@ -173,8 +173,9 @@ function scanTerms(text: string, start: number, end: number, hit: Hit, firsts?: 
         // Plain ASCII letters and digits: the common case, decided without allocating when it cannot match.
         count++;
         if (firsts === undefined || firsts[prefixKey(text, i, j)] === 1) {
-          const whole = fullStem(text.slice(i, j).toLowerCase());
-          hit(cutTerm(whole), whole);
+          const word = text.slice(i, j).toLowerCase();
+          const whole = fullStem(word);
+          hit(cutTerm(whole), whole, word);
         }
         i = j;
         continue;
@@ -216,16 +217,22 @@ export function relevanceTerms(text: string): string[] {
 }
 
 /**
- * The query's distinct terms, first occurrence first, without English function words (all of them if the
- * query has nothing else), at most MAX_QUERY_TERMS.
+ * The query's distinct terms, first occurrence first, without the function words of the language it seems to
+ * be in (text/stopwords.ts; all of them if the query has nothing else), at most MAX_QUERY_TERMS.
  */
 export function queryTermsForRelevance(query: string): string[] {
-  // Each distinct term, first occurrence first, and whether one of its words is no stopword. Stopwords are
-  // matched on the stem before the cut ("shoulder" is cut to "should", and is no stopword).
+  const hits: Array<{ term: string; whole: string; word: string }> = [];
+  scanTerms(query, 0, query.length, (term, whole, word) => {
+    hits.push({ term, whole, word });
+  });
+  const stops = queryStopwords(hits.map((h) => h.word));
+  const english = stops.language === "en";
+  // Each distinct term, first occurrence first, and whether one of its words is no stopword. English ones are
+  // also matched on the stem before the cut ("shoulder" is cut to "should", and is no stopword).
   const order: string[] = [];
   const content = new Map<string, boolean>();
-  scanTerms(query, 0, query.length, (term, whole) => {
-    const stop = STOPWORDS.has(whole) || STOP_STEMS.has(whole);
+  for (const { term, whole, word } of hits) {
+    const stop = stops.has(word) || (english && (STOPWORDS.has(whole) || STOP_STEMS.has(whole)));
     const known = content.get(term);
     if (known === undefined) {
       order.push(term);
@@ -233,7 +240,7 @@ export function queryTermsForRelevance(query: string): string[] {
     } else if (!stop) {
       content.set(term, true);
     }
-  });
+  }
   const kept = order.filter((t) => content.get(t) === true);
   return (kept.length > 0 ? kept : order).slice(0, MAX_QUERY_TERMS);
 }
