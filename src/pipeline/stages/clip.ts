@@ -1,5 +1,5 @@
 import type { Policy } from "../../policy/schema";
-import { queryTermsForRelevance, type SentenceScore, scoreSentences } from "../text/relevance";
+import { relevanceQuery, type SentenceScore, scoreSentences } from "../text/relevance";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
 import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
@@ -151,7 +151,8 @@ export function assembleSentences(
  */
 export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext, query = ""): StageResult {
   const max = limitOf(policy.retrieval.clipSentences);
-  const relevant = policy.clip.mode === "relevant" ? queryTermsForRelevance(query) : [];
+  const prepared = policy.clip.mode === "relevant" ? relevanceQuery(query) : undefined;
+  const relevant = prepared?.terms ?? [];
   if (relevant.length === 0) {
     const changes: TraceChange[] = [];
     const out = items.map((item): WorkItem => {
@@ -167,6 +168,7 @@ export function clipStage(items: WorkItem[], policy: Policy, _ctx?: StageContext
   const scores = scoreSentences(
     items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
     relevant,
+    prepared?.language,
   );
   const changes: TraceChange[] = [];
   const out = items.map((item, i): WorkItem => {
