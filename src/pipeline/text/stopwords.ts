@@ -97,6 +97,15 @@ const BY_LANGUAGE: Readonly<Record<StopLanguage, QueryStopwords>> = Object.fromE
   }),
 ) as Record<StopLanguage, QueryStopwords>;
 
+/** For each function word, the languages that list it (bit `l` for `STOP_LANGUAGES[l]`): one lookup a word. */
+const LANGUAGES_OF: ReadonlyMap<string, number> = (() => {
+  const of = new Map<string, number>();
+  STOP_LANGUAGES.forEach((language, l) => {
+    for (const word of STOPWORD_LISTS[language]) of.set(word, (of.get(word) ?? 0) | (1 << l));
+  });
+  return of;
+})();
+
 /**
  * A cheap, deterministic guess of a query's language from its words (NFKC, lower case): the language whose
  * list holds the most of its distinct words; a tie, or no function word at all, is English. Words such as
@@ -107,12 +116,10 @@ export function queryStopwords(words: Iterable<string>): QueryStopwords {
   const counts = new Array<number>(STOP_LANGUAGES.length).fill(0);
   const seen = new Set<string>();
   for (const word of words) {
-    if (seen.has(word)) continue;
+    const mask = LANGUAGES_OF.get(word);
+    if (mask === undefined || seen.has(word)) continue;
     seen.add(word);
-    for (let l = 0; l < STOP_LANGUAGES.length; l++) {
-      const language = STOP_LANGUAGES[l] ?? "en";
-      if (STOPWORD_LISTS[language].has(word)) counts[l] = (counts[l] ?? 0) + 1;
-    }
+    for (let l = 0; l < STOP_LANGUAGES.length; l++) if ((mask >> l) & 1) counts[l] = (counts[l] ?? 0) + 1;
   }
   let best = 0;
   let tied = false;
