@@ -48,6 +48,7 @@ export function certify(
   const scores = scoreSentences(
     kept.map((item) => ({ text: item.content, sentences: [{ start: 0, end: item.content.length }] })),
     terms,
+    analysis.language,
   );
   const idf = terms.map((_, k) => idfOf?.[k] ?? 1);
   const total = idf.reduce((a, b) => a + b, 0) || 1;

@@ -209,9 +209,22 @@ describe("local backend: search", () => {
     expect(await search(shared, "ana", "coffee milk")).toEqual(before);
   });
 
-  test("English function words are dropped from the query unless nothing else is left", async () => {
+  test("function words are dropped from the query unless nothing else is left", async () => {
     expect(await ids(search(b, "ana", "what do I usually order?"))).toEqual(["c1"]);
     expect(await ids(search(b, "ana", "what do you mean"))).toEqual(["w1"]);
+  });
+
+  test("a French, Spanish or German query drops its own function words, an English one keeps theirs", async () => {
+    const fr = createLocalBackendFromRecords([
+      rec("elo", "La réunion de lundi est annulée.", { id: "f1" }),
+      rec("elo", "Le mariage de mon frère aura lieu le 21 juin.", { id: "f2" }),
+      rec("elo", "Die Wohnung in der Südstadt war zu teuer.", { id: "d1" }),
+      rec("elo", "My son started cello lessons.", { id: "e1" }),
+    ]);
+    // "la", "de", "du" no longer match the meeting (nor "die" the German flat).
+    expect(await ids(search(fr, "elo", "la date du mariage de Julien"))).toEqual(["f2"]);
+    expect(await ids(search(fr, "elo", "Wann ist die Hochzeit in der Kirche?"))).toEqual([]);
+    expect(await ids(search(fr, "elo", "When did my son start?"))).toEqual(["e1"]);
   });
 
   test("only the first 64 query terms are searched", async () => {

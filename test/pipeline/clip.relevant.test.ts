@@ -5,7 +5,12 @@
 import fc from "fast-check";
 import { runPipeline } from "../../src/pipeline";
 import { clipStage, effectiveScores, OMISSION, selectSentences } from "../../src/pipeline/stages/clip";
-import { queryTermsForRelevance, relevanceTerms, scoreSentences } from "../../src/pipeline/text/relevance";
+import {
+  queryTermsForRelevance,
+  relevanceQuery,
+  relevanceTerms,
+  scoreSentences,
+} from "../../src/pipeline/text/relevance";
 import { sentenceSpans } from "../../src/pipeline/text/sentences";
 import type { WorkItem } from "../../src/pipeline/types";
 import { compilePolicy } from "../../src/policy/compile";
@@ -371,6 +376,22 @@ describe("the scorer's shortcuts change nothing", () => {
       "skis",
     ),
     fc.constantFrom("咖啡", "我喝咖啡", "Müller", "ｃｏｆｆｅｅ", "café", "3.5", "v2", "don’t", "…", "—"),
+    // Function words that make a query French, Spanish or German, and words Snowball stems (accents and
+    // umlauts dropped, "ß" → "ss").
+    fc.constantFrom(
+      "la",
+      "le",
+      "du",
+      "el",
+      "qué",
+      "die",
+      "der",
+      "wann",
+      "frères",
+      "Häuser",
+      "Straße",
+      "perros",
+    ),
   );
   const sentenceOf = fc
     .tuple(fc.array(word, { minLength: 1, maxLength: 12 }), fc.constantFrom(".", "!", "?", "。"))
@@ -409,6 +430,18 @@ describe("the scorer's shortcuts change nothing", () => {
     }
   });
 
+  test("Snowball (French, Spanish, German) keeps the first two letters of every plain ASCII word", () => {
+    const stemmers = ["french", "spanish", "german"].map(
+      (l) => (require(`@orama/stemmers/${l}`) as { stemmer: (w: string) => string }).stemmer,
+    );
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z0-9]{2,13}$/), (w) => {
+        for (const stem of stemmers) expect(stem(w).slice(0, 2)).toBe(w.slice(0, 2));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test("a one-letter query term still finds the words that stem to it", () => {
     const docs = [{ text: "They aed. Nothing else.", sentences: sentenceSpans("They aed. Nothing else.") }];
     expect(scoreSentences(docs, ["a"])[0]?.map((s) => s.matched)).toEqual([[0], []]);
@@ -420,12 +453,13 @@ describe("the scorer's shortcuts change nothing", () => {
         fc.array(textOf, { minLength: 1, maxLength: 4 }),
         fc.array(word, { maxLength: 5 }),
         (texts, q) => {
-          const terms = queryTermsForRelevance(q.join(" "));
+          // In the query's language: English words with Porter2, French, Spanish or German with Snowball.
+          const { terms, language } = relevanceQuery(q.join(" "));
           const docs = texts.map((text) => ({ text, sentences: sentenceSpans(text) }));
-          const fast = scoreSentences(docs, terms);
+          const fast = scoreSentences(docs, terms, language);
           // Reference: every sentence's terms built in full, matched and counted by hand.
           const perSentence = docs.map((d) =>
-            d.sentences.map((s) => relevanceTerms(d.text.slice(s.start, s.end))),
+            d.sentences.map((s) => relevanceTerms(d.text.slice(s.start, s.end), language)),
           );
           const all = perSentence.flat();
           // BM25 by hand (k1 1.2, b 0.75), every sentence a document.

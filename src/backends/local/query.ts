@@ -2,11 +2,12 @@ import { contentTerms } from "../../pipeline/text/terms";
 
 /**
  * Query terms for the local backend: the chat message tokenized like the memories (see pipeline/text/terms.ts),
- * de-duplicated (first occurrence wins), with English function words removed.
+ * de-duplicated (first occurrence wins), without the function words of the language the query seems to be in
+ * (pipeline/text/stopwords.ts: "what", "do", "I"; "la", "de", "du"; "die", "wann").
  *
- * Queries are chat turns ("what do I usually order?"), not keyword lists. Words such as "what", "do" and
- * "I" carry no topic, yet a word that no memory contains has the highest possible IDF, so without this step
- * they would dominate the reference score in score.ts and push every real match below `minScore`.
+ * Queries are chat turns ("what do I usually order?"), not keyword lists. Function words carry no topic, yet
+ * a word that no memory contains has the highest possible IDF, so without this step they would dominate the
+ * reference score in score.ts and push every real match below `minScore`.
  * Memories are indexed unchanged; only the query drops these words. A query made only of them
  * ("who am I?") is searched as is.
  *

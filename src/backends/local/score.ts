@@ -15,7 +15,7 @@
  *      with idf(t) = ln(1 + (N − n(t) + 0.5) / (n(t) + 0.5)), N = the user's memory count and n(t) = how many
  *      of them match t — MiniSearch's own IDF. Query terms that no memory of this user contains cannot be
  *      matched by any memory, so they are left out: the score says how much of what this user's memories
- *      *can* answer a memory covers. English function words ("what", "do", "I") are dropped from the query
+ *      *can* answer a memory covers. Function words ("what", "do", "I"; "la", "de") are dropped from the query
  *      beforehand (query.ts).
  *   2. Coverage c = √(raw / R(Q)). Because MiniSearch multiplies by the number of matched terms, raw / R
  *      behaves like (matched share)²; the square root makes c ≈ the IDF-weighted share of T' the memory

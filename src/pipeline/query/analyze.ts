@@ -1,4 +1,5 @@
-import { queryTermsForRelevance } from "../text/relevance";
+import { queryTermsForRelevance, relevanceQuery } from "../text/relevance";
+import type { StopLanguage } from "../text/stopwords";
 import { type EventAnchor, findEventAnchor, resolveTimeScope, type TimeScope } from "./time-scope";
 
 /**
@@ -29,6 +30,8 @@ export interface QueryAnalysis {
   entities: string[];
   /** Content terms as relevance scores them (stemmed, cut). */
   terms: string[];
+  /** The language the query seems to be in (its function words); memories are stemmed the same way. */
+  language: StopLanguage;
   timeScope?: TimeScope;
   /** "before the wedding": resolved against the candidates by the rank stage. */
   anchor?: EventAnchor;
@@ -210,7 +213,8 @@ export function analyzeQuery(query: string, turnTime: number | undefined): Query
   const timeScope = turnTime === undefined ? undefined : resolveTimeScope(query, turnTime);
   // The words of a resolved time phrase ("last weekend") are the scope, not topic words to match.
   const scopeTerms = new Set(timeScope === undefined ? [] : queryTermsForRelevance(timeScope.phrase));
-  const all = queryTermsForRelevance(query);
+  const prepared = relevanceQuery(query);
+  const all = prepared.terms;
   const kept = all.filter((t) => !scopeTerms.has(t));
   const terms = kept.length > 0 ? kept : all;
   const anchor = findEventAnchor(query);
@@ -236,7 +240,16 @@ export function analyzeQuery(query: string, turnTime: number | undefined): Query
         0.1 * (broad ? 1 : 0)) *
         1000,
     ) / 1000;
-  const out: QueryAnalysis = { intent, answerType, entities, terms, wantsCurrent, multiHop, complexity };
+  const out: QueryAnalysis = {
+    intent,
+    answerType,
+    entities,
+    terms,
+    language: prepared.language,
+    wantsCurrent,
+    multiHop,
+    complexity,
+  };
   if (timeScope !== undefined) out.timeScope = timeScope;
   if (anchor !== undefined) out.anchor = anchor;
   return out;

@@ -1,6 +1,6 @@
 import type { Policy } from "../../policy/schema";
 import { type AnswerType, answerFit } from "../query/analyze";
-import { queryTermsForRelevance, type SentenceScore, scoreSentences } from "../text/relevance";
+import { relevanceQuery, type SentenceScore, scoreSentences } from "../text/relevance";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
 import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
@@ -171,7 +171,8 @@ export function clipStage(
   answerType?: AnswerType,
 ): StageResult {
   const max = limitOf(policy.retrieval.clipSentences);
-  const relevant = policy.clip.mode === "relevant" ? queryTermsForRelevance(query) : [];
+  const prepared = policy.clip.mode === "relevant" ? relevanceQuery(query) : undefined;
+  const relevant = prepared?.terms ?? [];
   const { answerAware, maxTokensPerMemory, speakerLabel } = policy.clip;
   const allowance = ctx === undefined ? undefined : maxTokensPerMemory;
   if (relevant.length === 0) {
@@ -189,6 +190,7 @@ export function clipStage(
   const scores = scoreSentences(
     items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
     relevant,
+    prepared?.language,
   );
   const changes: TraceChange[] = [];
   const count = (text: string) => ctx?.tokenizer.count(text) ?? 0;

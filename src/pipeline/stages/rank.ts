@@ -109,6 +109,7 @@ export function rankStage(
       : scoreSentences(
           items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
           terms,
+          analysis.language,
         );
   // Memory-level matches and IDF.
   const n = items.length;

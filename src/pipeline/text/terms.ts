@@ -1,3 +1,5 @@
+import { queryStopwords } from "./stopwords";
+
 /**
  * How text becomes terms, for the local backend's index (memories and queries alike) and for the clip stage's
  * query-aware sentence scoring (one tokenization, so both see the same words).
@@ -56,25 +58,12 @@ export function terms(text: string): string[] {
 }
 
 /**
- * English function words: they carry no topic. A query ("what do I usually order?") keeps only its content
- * words for search and sentence scoring; memories are indexed unchanged.
+ * The distinct terms of a query (first occurrence first) without the function words of the language it seems
+ * to be in (text/stopwords.ts), or all of them if only those.
  */
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  (
-    "a about above after again all am an and any are as at be been before being below between both but by " +
-    "can could did do does doing down during each few for from further had has have having he her here hers " +
-    "him his how i if in into is it its just me more most my no nor not now of off on once " +
-    "only or other our ours out over own please same she should so some such than that the their theirs them " +
-    "then there these they this those through to too under until up very was we were what when where which " +
-    "while who whom why will with would you your yours " +
-    // Fragments left by splitting contractions at the apostrophe: don't → don + t, I'd → i + d.
-    "d don ll m re s t ve"
-  ).split(" "),
-);
-
-/** The distinct terms of a query (first occurrence first) without stopwords, or all of them if only those. */
 export function contentTerms(query: string): string[] {
   const unique = [...new Set(terms(query))];
-  const content = unique.filter((t) => !STOPWORDS.has(t));
+  const stops = queryStopwords(unique);
+  const content = unique.filter((t) => !stops.has(t));
   return content.length > 0 ? content : unique;
 }
