@@ -94,43 +94,78 @@ describe("the shipped golden set", () => {
   });
 });
 
+interface Overall {
+  answerKept: number;
+  evidenceRecall: number;
+  tokensMean: number;
+}
+interface Report {
+  policies: Array<{ label: string; overall: Overall; byCategory: Record<string, Overall> }>;
+}
+
+async function evalJson(golden: string, data: string, policies: string[]): Promise<Report> {
+  const out: string[] = [];
+  const code = await main(
+    [
+      "eval",
+      "--golden",
+      golden,
+      "--backend",
+      "local",
+      "--data",
+      data,
+      ...policies.flatMap((p) => ["--policy", p]),
+      "--json",
+    ],
+    { out: (l) => out.push(l), err: () => undefined },
+  );
+  expect(code).toBe(0);
+  return JSON.parse(out.join("\n")) as Report;
+}
+
+function policyOf(report: Report, label: string) {
+  const found = report.policies.find((p) => p.label === label);
+  if (found === undefined) throw new Error(`no policy ${label} in the report`);
+  return found;
+}
+
+const ROOT = resolve(__dirname, "../..");
+
+describe("the shipped default policy, measured on the long-conversation golden set as `npm run eval` does", () => {
+  test("keeps the answer more often than the backend's top 20 whole in every category, with fewer tokens", async () => {
+    const long = join(ROOT, "eval/golden/long");
+    const report = await evalJson(long, long, [
+      join(ROOT, "policies/default.yaml"),
+      join(ROOT, "eval/policies/top20-whole.yaml"),
+    ]);
+    const def = policyOf(report, "default");
+    const whole = policyOf(report, "top20-whole");
+    expect(def.overall.answerKept).toBeGreaterThan(whole.overall.answerKept + 0.05);
+    expect(def.overall.evidenceRecall).toBeGreaterThan(whole.overall.evidenceRecall + 0.05);
+    expect(def.overall.tokensMean).toBeLessThan(whole.overall.tokensMean * 1.05);
+    for (const category of ["single-hop", "multi-hop", "temporal", "open-domain"]) {
+      expect(def.byCategory[category]?.answerKept ?? 0).toBeGreaterThan(
+        whole.byCategory[category]?.answerKept ?? 1,
+      );
+    }
+  }, 180_000);
+});
+
 describe("the shipped default policy, measured on the basic golden set as `npm run eval:basic` does", () => {
-  interface Overall {
-    answerKept: number;
-    tokensMean: number;
-  }
-  test("keeps the answer at least as often as the backend's top 20 whole, with fewer tokens, far more than seed 000", async () => {
-    const out: string[] = [];
-    const root = resolve(__dirname, "../..");
-    const code = await main(
-      [
-        "eval",
-        "--golden",
-        join(DIR, "questions.jsonl"),
-        "--backend",
-        "local",
-        "--data",
-        join(DIR, "memories.jsonl"),
-        "--policy",
-        join(root, "policies/default.yaml"),
-        "--policy",
-        join(root, "eval/policies"),
-        "--json",
-      ],
-      { out: (l) => out.push(l), err: () => undefined },
-    );
-    expect(code).toBe(0);
-    const report = JSON.parse(out.join("\n")) as { policies: Array<{ label: string; overall: Overall }> };
-    const of = (label: string): Overall => {
-      const found = report.policies.find((p) => p.label === label);
-      if (found === undefined) throw new Error(`no policy ${label} in the report`);
-      return found.overall;
-    };
+  test("keeps nine in ten answers of the backend's top 20 whole with under half its tokens, far more than seed 000", async () => {
+    const report = await evalJson(join(DIR, "questions.jsonl"), join(DIR, "memories.jsonl"), [
+      join(ROOT, "policies/default.yaml"),
+      join(ROOT, "eval/policies"),
+    ]);
+    const of = (label: string): Overall => policyOf(report, label).overall;
     const def = of("default");
     const whole = of("top20-whole");
-    expect(def.answerKept).toBeGreaterThanOrEqual(whole.answerKept);
-    expect(def.tokensMean).toBeLessThan(whole.tokensMean);
+    // The basic set's memories are long assistant-style notes; the default is tuned for long conversations of
+    // short turns at 450 tokens (README "What the shaped context still holds"): here it spends under half the
+    // tokens of the top 20 whole for nine in ten of its answers.
+    expect(def.answerKept).toBeGreaterThanOrEqual(0.9 * whole.answerKept);
+    expect(def.tokensMean).toBeLessThan(0.5 * whole.tokensMean);
     expect(def.answerKept - of("seed-000").answerKept).toBeGreaterThan(0.3);
-    expect(def.answerKept - of("default-leading").answerKept).toBeGreaterThan(0.05);
-  }, 60_000);
+    expect(def.answerKept).toBeGreaterThan(of("default-leading").answerKept);
+  }, 120_000);
 });

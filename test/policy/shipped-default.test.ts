@@ -28,7 +28,7 @@ describe("the shipped default policy", () => {
     expect(policy.clip).toMatchObject({
       mode: "relevant",
       answerAware: true,
-      maxTokensPerMemory: 40,
+      maxTokensPerMemory: 60,
       speakerLabel: true,
     });
     expect(policy.sufficiency).toMatchObject({ enabled: true, expand: true });
