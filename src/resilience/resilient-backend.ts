@@ -56,7 +56,7 @@ import type { ResilienceOptions } from "./options";
 export type CircuitStatus = "closed" | "open" | "half_open";
 
 export interface ResilienceContext {
-  /** The tenant whose instance this is (undefined: shared, e.g. a local store used by several tenants). */
+  /** The tenant whose instance this is (undefined only for an instance built outside the provider, e.g. tests). */
   tenantId?: string;
   logger: Logger;
 }

@@ -62,6 +62,15 @@ describe("Finding 01 — tenants naming the same local dataFile do not share a w
     await h.close();
   });
 
+  test("the boot log names the file and both tenants", () => {
+    const line = h.logs.find((l) => l.includes("local data file loaded once per tenant"));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line ?? "{}")).toMatchObject({
+      dataFile: `${h.dir}/globex.jsonl`,
+      tenants: ["tenant-a", "tenant-b"],
+    });
+  });
+
   test("both tenants start from the file's records", async () => {
     expect(ids(await retrieve(h, KEY_A, "bob", "spare office key"))).toEqual(["seed-1"]);
     expect(ids(await retrieve(h, KEY_B, "bob", "spare office key"))).toEqual(["seed-1"]);

@@ -82,8 +82,7 @@ function pageOf(req: Request): { limit: number; offset: number } {
 function targetFor(deps: CompatDeps, principal: Principal): Target {
   const { tenant } = principal;
   if (tenant.backends.openmemory !== undefined) return { kind: "upstream", om: tenant.backends.openmemory };
-  const local =
-    tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.backends.local.dataFile);
+  const local = tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.id);
   if (local !== undefined) return { kind: "local", surface: localSurface(local) };
   throw new HttpProblem("FORBIDDEN", "this tenant has no OpenMemory or local backend");
 }
