@@ -10,11 +10,16 @@
  * two gateways (replicas) sharing one Redis.
  */
 import request from "supertest";
+import { payloadCacheKey } from "../../src/cache/key";
+import { MemoryPayloadCache } from "../../src/cache/memory";
+import { RedisPayloadCache } from "../../src/cache/redis";
+import type { CachedPayload, PayloadCache } from "../../src/cache/types";
+import type { RedisConnection } from "../../src/redis/connection";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
 import { FakeUpstreams } from "../helpers/fake-upstreams";
 import { type Harness, type HarnessOptions, makeHarness } from "../helpers/harness";
-import { REDIS_URL, redisSuite, testPrefix, waitFor } from "../redis/redis-helpers";
+import { REDIS_URL, readyConnection, redisSuite, testPrefix, waitFor } from "../redis/redis-helpers";
 
 const KEY = "mg_test_finding07_0123456789";
 const SECRET = "Ana's new door code is 7719.";
@@ -174,5 +179,40 @@ describe("Finding 07 — a write or delete through the gateway ends that user's 
     expect(stale.fallback).toBe("ZEP_UNAVAILABLE");
     expect(stale.cache).not.toBe("stale");
     expect(stale.text).not.toContain("7719");
+  });
+});
+
+/** An answer produced before a deletion is never stored after it (the race the per-user generation closes). */
+describe("Finding 07 — both caches: a write started before an invalidation is not stored", () => {
+  const prefix = testPrefix("finding07-cache");
+  const { open } = redisSuite<RedisConnection>(prefix);
+  const entry = (text: string): CachedPayload =>
+    ({ memories: [], metadata: { note: text }, systemPrompt: text }) as unknown as CachedPayload;
+  const key = (userId: string) =>
+    payloadCacheKey({ tenantId: "t7", backend: "zep", userId, query: "door code", policyHash: "h" });
+
+  async function raceOn(cache: PayloadCache): Promise<void> {
+    const before = await cache.generation(key("ana"));
+    expect(before).toBeDefined();
+    await cache.invalidateUser("t7", "ana");
+    await cache.set(key("ana"), entry("old"), 60, 3600, before);
+    expect(await cache.get(key("ana"))).toBeUndefined();
+    // Another user of the tenant is untouched; a production started after the invalidation is stored.
+    await cache.set(key("bo"), entry("bo"), 60, 3600, await cache.generation(key("bo")));
+    await cache.set(key("ana"), entry("new"), 60, 3600, await cache.generation(key("ana")));
+    await cache.invalidateUser("t7", "someone-else");
+    expect((await cache.get(key("ana")))?.payload.systemPrompt).toBe("new");
+    expect((await cache.get(key("bo")))?.payload.systemPrompt).toBe("bo");
+    await cache.invalidateUser("t7", "ana");
+    expect(await cache.get(key("ana"))).toBeUndefined();
+    expect((await cache.get(key("bo")))?.payload.systemPrompt).toBe("bo");
+  }
+
+  test("in process", async () => {
+    await raceOn(new MemoryPayloadCache());
+  });
+
+  test("Redis", async () => {
+    await raceOn(new RedisPayloadCache(await readyConnection(open, prefix)));
   });
 });

@@ -29,6 +29,7 @@ import { shapeText } from "../../retrieval/text";
 import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
 import { isRecord, POLICY_HEADER, serveRetrieval } from "../door";
+import { forgetOnSuccess, threadOwner } from "../invalidate";
 import { joinUrl, proxy } from "../proxy";
 import { contextAnswer, emptySearchAnswer, searchAnswer } from "./render";
 
@@ -95,7 +96,7 @@ export function zepRoutes(deps: CompatDeps): Router {
         res,
         deps,
         {
-          userId: `thread:${threadId}`,
+          userId: threadOwner(threadId),
           query: "",
           backend: "zep",
           native: { kind: "zep.thread.context", threadId, params: paramsOf(req) },
@@ -130,6 +131,9 @@ export function zepRoutes(deps: CompatDeps): Router {
         const reason = err instanceof BackendError ? err.message : "Zep could not be reached";
         throw new HttpProblem("UPSTREAM_UNREACHABLE", reason);
       }
+      // The thread's new messages end its cached context (finding 7).
+      if (answer.status >= 200 && answer.status < 300)
+        await deps.retrieval.forgetUsers(principal.tenant.id, [threadOwner(threadId)]);
       res.setHeader(POLICY_HEADER, `${compiled.policy.name}@${compiled.policy.version}`);
       const returned = answer.status >= 200 && answer.status < 300 ? parseObject(answer.body) : undefined;
       if (returned === undefined || typeof returned.context !== "string") return sendUpstream(res, answer);
@@ -138,12 +142,15 @@ export function zepRoutes(deps: CompatDeps): Router {
   );
 
   router.use("/api/v2", ...auth, requireScope("proxy"), function zepProxy(req, res, next) {
-    const zep = zepOf(principalOf(res));
+    const principal = principalOf(res);
+    const zep = zepOf(principal);
+    const beforeAnswer = forgetOnSuccess(deps, principal.tenant.id, req, "zep");
     proxy(req, res, next, {
       url: joinUrl(zep.baseUrl, req.url),
       credential: { authorization: `Api-Key ${zep.apiKey}` },
       label: "Zep",
       logger: deps.logger,
+      ...(beforeAnswer === undefined ? {} : { beforeAnswer }),
     });
   });
 
