@@ -1,13 +1,14 @@
 /**
  * Which cached answers a write or delete through a door ends (issue 26 finding 7; docs/adopting.md#cached-answers-and-deletions).
- * The retrieval cache is keyed by the user a door searches for (src/retrieval/service.ts): Zep's `user_id`, a
- * thread's `thread:<id>`, OpenMemory's `user_id`. A write whose owner the path names ends that owner's entries
+ * The retrieval cache is keyed by the owner a door searches for (./owners.ts): Zep's `user_id`, a graph, a
+ * thread's context, OpenMemory's `user_id`. A write whose owner the path names ends that owner's entries
  * once the upstream (or the local store) has accepted it, before the caller sees the answer; a write whose owner
  * only its body or the upstream knows (Zep `graph.add`, an episode deleted by uuid, OpenMemory `POST /memory/add`
  * upstream) ends nothing: its answers live out the policy's `cache.ttlSeconds` + `staleSeconds`.
  */
 import type { Request } from "express";
 import type { CompatDeps } from "./deps";
+import { graphOwner, threadOwner } from "./owners";
 
 const READS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -34,12 +35,9 @@ export function ownersWritten(wire: "zep" | "openmemory", method: string, origin
   if (id === undefined || id === "") return [];
   if (collection === "users") return [id];
   if (wire === "zep" && collection === "threads") return [threadOwner(id)];
+  // `/graph/{graphId}` (a word such as `episodes` or `create` names no graph: ending its owner ends nothing).
+  if (wire === "zep" && collection === "graph") return [graphOwner(id)];
   return [];
-}
-
-/** The cache user of a Zep thread's context (`GET /api/v2/threads/{id}/context`). */
-export function threadOwner(threadId: string): string {
-  return `thread:${threadId}`;
 }
 
 /**

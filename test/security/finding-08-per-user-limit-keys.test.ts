@@ -127,6 +127,22 @@ describe("Finding 08 — per-user limit and cache key follow the right field", (
     expect(door.headers[FALLBACK]).toBeUndefined();
   });
 
+  test("a door refuses a user id in the reserved namespace, naming the field", async () => {
+    const h = await gateway();
+    const zep = await request(h.app)
+      .post("/api/v2/graph/search")
+      .set("x-api-key", KEY)
+      .send({ query: "PIN", user_id: "\u0000graph:acme-kb" })
+      .expect(400);
+    expect(zep.body.detail).toContain("user_id");
+    const om = await request(h.app)
+      .post("/memory/query")
+      .set("x-api-key", KEY)
+      .send({ query: "PIN", filters: { user_id: "\u0000thread:t-1" } })
+      .expect(400);
+    expect(JSON.stringify(om.body.details)).toContain("filters.user_id");
+  });
+
   test("/v1 user thread:X does not spend thread X's context bucket", async () => {
     const h = await gateway();
     for (let i = 0; i < 3; i++) await retrieve(h, "thread:t-1");

@@ -29,7 +29,8 @@ import { shapeText } from "../../retrieval/text";
 import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
 import { isRecord, POLICY_HEADER, serveRetrieval } from "../door";
-import { forgetOnSuccess, threadOwner } from "../invalidate";
+import { forgetOnSuccess } from "../invalidate";
+import { graphOwner, NO_OWNER, reservedOwnerProblem, threadOwner } from "../owners";
 import { joinUrl, proxy } from "../proxy";
 import { contextAnswer, emptySearchAnswer, searchAnswer } from "./render";
 
@@ -60,6 +61,8 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
     zepOf(principal);
     if (!isRecord(body)) throw new HttpProblem("VALIDATION_FAILED", "body: must be a JSON object");
     const owner = typeof body.user_id === "string" && body.user_id !== "" ? body.user_id : undefined;
+    const reserved = owner === undefined ? undefined : reservedOwnerProblem(owner);
+    if (reserved !== undefined) throw new HttpProblem("VALIDATION_FAILED", `user_id: ${reserved}`);
     const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
     const topK = askedLimit(body);
     await serveRetrieval(
@@ -67,7 +70,7 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
       res,
       deps,
       {
-        userId: owner ?? (graph === undefined ? "unknown" : `graph:${graph}`),
+        userId: owner ?? (graph === undefined ? NO_OWNER : graphOwner(graph)),
         query: typeof body.query === "string" ? body.query : "",
         backend: "zep",
         ...(topK === undefined ? {} : { topK }),
