@@ -52,6 +52,7 @@ describe("Finding 09 — the breaker opens on failing searches between succeedin
   test("20 requests for 20 new users: the circuit opens and the failing searches stop", async () => {
     upstream.fail(500);
     const codes: string[] = [];
+    const after: number[] = [];
     for (const userId of USERS) {
       const res = await request(h.app)
         .post("/v1/retrieve")
@@ -65,12 +66,16 @@ describe("Finding 09 — the breaker opens on failing searches between succeedin
         })
         .expect(200);
       codes.push(res.body.metadata.fallback?.code);
+      after.push(upstream.searches.zep);
     }
     expect(codes.every((c) => c === "ZEP_UNAVAILABLE")).toBe(true);
     const searches = upstream.searches.zep;
     expect({ circuit: circuit(), searches }).toMatchObject({ circuit: "open" });
-    // Five failing searches in a row open it (each with its one retry): no more than that reach Zep.
-    expect(searches).toBeLessThanOrEqual(10);
+    // Five failing searches in a row open it: what reached Zep is the first five requests' (each search is two Zep
+    // calls — edges and episodes — with one retry), and nothing after them (before the fix: 80, all 20 requests').
+    const perRequest = after[0] ?? 0;
+    expect(searches).toBeLessThanOrEqual(5 * perRequest);
+    expect(after[19]).toBe(after[9]);
   });
 
   test("succeeding searches keep it closed whatever the lookups do", async () => {
