@@ -1,5 +1,5 @@
 /**
- * Which cached answers a write or delete through a door ends (issue 26 finding 7; docs/adopting.md#cached-answers-and-deletions).
+ * Which cached answers a write or delete through a door ends (issue 26 finding 7; docs/adopting.md#policy-errors-and-headers).
  * The retrieval cache is keyed by the owner a door searches for (./owners.ts): Zep's `user_id`, a graph, a
  * thread's context, OpenMemory's `user_id`. A write whose owner the path names ends that owner's entries
  * once the upstream (or the local store) has accepted it, before the caller sees the answer; a write whose owner
