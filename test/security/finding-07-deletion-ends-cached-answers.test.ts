@@ -22,6 +22,7 @@ import { type Harness, type HarnessOptions, makeHarness } from "../helpers/harne
 import { REDIS_URL, readyConnection, redisSuite, testPrefix, waitFor } from "../redis/redis-helpers";
 
 const KEY = "mg_test_finding07_0123456789";
+const OM_KEY = "mg_test_finding07_om_0123456789";
 const SECRET = "Ana's new door code is 7719.";
 
 function tenants(zepBaseUrl: string): string {
@@ -34,6 +35,12 @@ function tenants(zepBaseUrl: string): string {
     backends:
       local: { dataFile: globex.jsonl }
       zep: { apiKeyEnv: T7_ZEP_KEY, baseUrl: "${zepBaseUrl}" }
+  - id: t7om
+    keys:
+      - { name: app, sha256: ${hashKey(OM_KEY)}, scopes: [retrieve, proxy] }
+    policies: { allowed: ["*"], default: keep }
+    backends:
+      openmemory: { url: "${zepBaseUrl.replace(/\/api\/v2$/, "")}", userScoping: user_id }
 `;
 }
 
@@ -168,6 +175,24 @@ describe("Finding 07 — a write or delete through the gateway ends that user's 
       expect(stale.text).not.toContain("7719");
       expect(stale.cache).not.toBe("stale");
     }
+  });
+
+  test("OpenMemory upstream: a proxied DELETE /users/{id}/memories ends the cached query answer", async () => {
+    const h = await gateway();
+    const query = () =>
+      request(h.app)
+        .post("/memory/query")
+        .set("x-api-key", OM_KEY)
+        .send({ query: "door code", filters: { user_id: "ana" } })
+        .expect(200);
+    await query();
+    const hit = await query();
+    expect(hit.headers["x-memgate-cache"]).toBe("hit");
+    expect(JSON.stringify(hit.body)).toContain("7719");
+    await request(h.app).delete("/users/ana/memories").set("x-api-key", OM_KEY).expect(200);
+    const after = await query();
+    expect(after.headers["x-memgate-cache"]).not.toBe("hit");
+    expect(JSON.stringify(after.body)).not.toContain("7719");
   });
 
   test("Zep, in-process cache: the stale answer of a deleted user is not served by the cache fallback", async () => {
