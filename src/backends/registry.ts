@@ -2,17 +2,24 @@ import type { BackendName } from "../policy/schema";
 import type { Tenant } from "../tenants/types";
 import type { Backend, BackendConfig } from "./types";
 
+/** Whose instance a factory builds. */
+export interface BuildFor {
+  tenantId: string;
+}
+
 /** How to build each kind of backend from one tenant's resolved credentials (typed, one entry per name). */
 export type BackendFactories = {
-  [K in BackendName]: (cfg: NonNullable<BackendConfig[K]>) => Backend | Promise<Backend>;
+  [K in BackendName]: (cfg: NonNullable<BackendConfig[K]>, owner: BuildFor) => Backend | Promise<Backend>;
 };
 
-/** Wraps a freshly built backend instance (one per tenant and backend; local: one per data file). */
+/** Wraps a freshly built backend instance (one per tenant and backend). */
 export type BackendDecorator = (backend: Backend, where: { name: BackendName; tenantId?: string }) => Backend;
 
 /**
  * Backend instances per tenant, built lazily from that tenant's own credentials and reused. A tenant can only
- * reach the backends its configuration names (docs/configuration.md#tenants-file). Local stores are shared by data file.
+ * reach the backends its configuration names (docs/configuration.md#tenants-file). Every instance belongs to one
+ * tenant, local stores included: two tenants naming the same `dataFile` each load their own writable copy of it
+ * (issue 26 finding 1: a store shared by file let one tenant read and delete another's memories).
  */
 export class BackendProvider {
   private readonly instances = new Map<string, Promise<Backend>>();
@@ -36,8 +43,7 @@ export class BackendProvider {
     let instance = this.instances.get(key);
     if (!instance) {
       const decorate = this.decorate;
-      // Local stores are shared by data file: their instance belongs to no single tenant.
-      const where = { name, tenantId: name === "local" ? undefined : tenant.id };
+      const where = { name, tenantId: tenant.id };
       instance = decorate
         ? this.build(tenant, name).then((b) => decorate(b, where))
         : this.build(tenant, name);
@@ -52,7 +58,7 @@ export class BackendProvider {
   }
 
   /**
-   * The tenant's instance if one was already built (local: the store of its data file, shared), else undefined.
+   * The tenant's instance if one was already built, else undefined.
    * Never builds and never calls it: readiness and the circuit gauge read the breakers through it.
    */
   built(tenant: Tenant, name: BackendName): Backend | undefined {
@@ -61,27 +67,26 @@ export class BackendProvider {
   }
 
   private keyFor(tenant: Tenant, name: BackendName): string | undefined {
-    const local = tenant.backends.local;
-    if (name === "local") return local ? `local:${local.dataFile}` : undefined;
     return tenant.backends[name] ? `${tenant.id}:${name}` : undefined;
   }
 
   private async build(tenant: Tenant, name: BackendName): Promise<Backend> {
+    const owner = { tenantId: tenant.id };
     switch (name) {
       case "zep": {
         const cfg = tenant.backends.zep;
         if (!cfg) throw new Error(`tenant ${tenant.id} has no zep backend`);
-        return this.factories.zep(cfg);
+        return this.factories.zep(cfg, owner);
       }
       case "openmemory": {
         const cfg = tenant.backends.openmemory;
         if (!cfg) throw new Error(`tenant ${tenant.id} has no openmemory backend`);
-        return this.factories.openmemory(cfg);
+        return this.factories.openmemory(cfg, owner);
       }
       case "local": {
         const cfg = tenant.backends.local;
         if (!cfg) throw new Error(`tenant ${tenant.id} has no local backend`);
-        return this.factories.local(cfg);
+        return this.factories.local(cfg, owner);
       }
     }
   }

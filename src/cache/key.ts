@@ -36,3 +36,32 @@ export function payloadCacheKey(p: CacheKeyParts): string {
     .digest("hex");
   return `v3:payload:${p.tenantId}:${slotTag(userScope(p.tenantId, p.userId))}:${digest}`;
 }
+
+/**
+ * The keys of one tenant's user's cache as a whole (docs/redis.md#key-space), all under the user's slot tag: `prefix`
+ * starts every payload entry of that user; `generation` counts the user's invalidations (a write or delete through
+ * the gateway); `index` lists the user's entries (Redis), so an invalidation can delete them on every replica.
+ */
+export interface UserCacheKeys {
+  prefix: string;
+  generation: string;
+  index: string;
+}
+
+export function userCacheKeys(tenantId: string, userId: string): UserCacheKeys {
+  return userKeysOf(`${tenantId}:${slotTag(userScope(tenantId, userId))}`);
+}
+
+/** The user keys of a payload entry's key; undefined for a key not made by `payloadCacheKey`. */
+export function userCacheKeysOf(cacheKey: string): UserCacheKeys | undefined {
+  const m = /^v3:payload:([a-z0-9_-]+:\{[A-Za-z0-9_-]+\}):/.exec(cacheKey);
+  return m?.[1] === undefined ? undefined : userKeysOf(m[1]);
+}
+
+function userKeysOf(tenantAndTag: string): UserCacheKeys {
+  return {
+    prefix: `v3:payload:${tenantAndTag}:`,
+    generation: `v3:generation:${tenantAndTag}`,
+    index: `v3:entries:${tenantAndTag}`,
+  };
+}

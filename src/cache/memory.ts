@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { PayloadText } from "../retrieval/payload-text";
+import { userCacheKeys, userCacheKeysOf } from "./key";
 import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
 interface Entry {
@@ -14,6 +15,8 @@ interface Entry {
 export class MemoryPayloadCache implements PayloadCache {
   readonly kind = "memory";
   private readonly lru: LRUCache<string, Entry>;
+  /** Each invalidated user's generation (by `userCacheKeys().generation`); absent = 0. */
+  private readonly generations = new LRUCache<string, number>({ max: 100_000 });
 
   constructor(
     maxEntries = 10_000,
@@ -36,10 +39,33 @@ export class MemoryPayloadCache implements PayloadCache {
     };
   }
 
-  async set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void> {
+  async set(
+    key: string,
+    payload: CachedPayload,
+    ttlSeconds: number,
+    staleSeconds: number,
+    generation?: number,
+  ): Promise<void> {
     const keepMs = (ttlSeconds + staleSeconds) * 1000;
     if (keepMs <= 0) return;
+    if (generation !== undefined && generation !== this.generationOf(key)) return;
     const storedAt = this.now();
     this.lru.set(key, { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 }, { ttl: keepMs });
+  }
+
+  async generation(key: string): Promise<number> {
+    return this.generationOf(key);
+  }
+
+  /** Deletes the user's entries and moves their generation (a flight that started before writes nothing). */
+  async invalidateUser(tenantId: string, userId: string): Promise<void> {
+    const keys = userCacheKeys(tenantId, userId);
+    this.generations.set(keys.generation, (this.generations.get(keys.generation) ?? 0) + 1);
+    for (const key of [...this.lru.keys()]) if (key.startsWith(keys.prefix)) this.lru.delete(key);
+  }
+
+  private generationOf(key: string): number {
+    const keys = userCacheKeysOf(key);
+    return keys === undefined ? 0 : (this.generations.get(keys.generation) ?? 0);
   }
 }

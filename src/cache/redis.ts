@@ -1,5 +1,7 @@
 import type { RedisConnection } from "../redis/connection";
+import { defineScript, type RedisScript } from "../redis/scripts";
 import { PayloadText } from "../retrieval/payload-text";
+import { userCacheKeys, userCacheKeysOf } from "./key";
 import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
 /**
@@ -12,6 +14,27 @@ import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
  * with the hit's metadata put in that span (src/retrieval/payload-text.ts). The payload is stored once.
  */
 const TAG = "P3";
+
+/**
+ * Longest an entry can live (policy maxima: ttlSeconds 86,400 + staleSeconds 604,800) plus a day: a user's
+ * generation and entry index outlive every entry written before them.
+ */
+const USER_KEYS_MS = (86_400 + 604_800 + 86_400) * 1000;
+
+/**
+ * Writes an entry if the user's generation is still the one the flight started with, and lists it in the user's
+ * index (a sorted set scored by expiry, on the Redis clock; expired members are dropped as it goes).
+ * KEYS: the entry, the user's generation, the user's index. ARGV: value, keep ms, expected generation ('' = any),
+ * the index's lifetime ms. Returns 1 when written, 0 when the user was invalidated since.
+ */
+const STORE = `if ARGV[3] ~= '' and (redis.call('get', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('zadd', KEYS[3], now + tonumber(ARGV[2]), KEYS[1])
+redis.call('zremrangebyscore', KEYS[3], '-inf', now)
+redis.call('pexpire', KEYS[3], ARGV[4])
+return 1`;
 
 interface StoredEntry {
   text: PayloadText;
@@ -28,10 +51,14 @@ interface StoredEntry {
 export class RedisPayloadCache implements PayloadCache {
   readonly kind = "redis";
 
+  private readonly store: RedisScript;
+
   constructor(
     private readonly redis: RedisConnection,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.store = defineScript(redis.client, "memgateCacheStore", 3, STORE);
+  }
 
   available(): boolean {
     return this.redis.ready();
@@ -76,7 +103,13 @@ export class RedisPayloadCache implements PayloadCache {
     };
   }
 
-  async set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void> {
+  async set(
+    key: string,
+    payload: CachedPayload,
+    ttlSeconds: number,
+    staleSeconds: number,
+    generation?: number,
+  ): Promise<void> {
     const keepMs = Math.round((ttlSeconds + staleSeconds) * 1000);
     if (keepMs <= 0 || !this.redis.ready()) return;
     const storedAt = this.now();
@@ -87,10 +120,59 @@ export class RedisPayloadCache implements PayloadCache {
       this.redis.failed("cache set", err);
       return;
     }
+    const user = userCacheKeysOf(key);
     try {
-      await this.redis.client.set(this.redisKey(key), value, "PX", keepMs);
+      if (user === undefined) await this.redis.client.set(this.redisKey(key), value, "PX", keepMs);
+      else
+        await this.store(
+          [this.redisKey(key), this.redis.key(user.generation), this.redis.key(user.index)],
+          [value, keepMs, generation === undefined ? "" : String(generation), USER_KEYS_MS],
+        );
     } catch (err) {
       this.redis.failed("cache set", err);
+    }
+  }
+
+  async generation(key: string): Promise<number | undefined> {
+    const user = userCacheKeysOf(key);
+    if (user === undefined) return 0;
+    if (!this.redis.ready()) return undefined;
+    try {
+      const raw = await this.redis.client.get(this.redis.key(user.generation));
+      const n = raw === null ? 0 : Number(raw);
+      return Number.isSafeInteger(n) ? n : undefined;
+    } catch (err) {
+      this.redis.failed("cache generation", err);
+      return undefined;
+    }
+  }
+
+  /**
+   * Moves the user's generation first (a flight that started before writes nothing from then on), then deletes the
+   * entries the index lists and only those members (an entry written meanwhile, after the move, stays listed).
+   * Every key is in the user's slot: one node on a Cluster. Redis down: logged, the entries live out their TTL.
+   */
+  async invalidateUser(tenantId: string, userId: string): Promise<void> {
+    const user = userCacheKeys(tenantId, userId);
+    const generation = this.redis.key(user.generation);
+    const index = this.redis.key(user.index);
+    if (!this.redis.ready()) {
+      this.redis.failed("cache invalidation", new Error("Redis unavailable: entries live out their TTL"));
+      return;
+    }
+    try {
+      await this.redis.client.multi().incr(generation).pexpire(generation, USER_KEYS_MS).exec();
+      const entries = await this.redis.client.zrange(index, 0, -1);
+      for (let at = 0; at < entries.length; at += 500) {
+        const batch = entries.slice(at, at + 500);
+        await this.redis.client
+          .multi()
+          .del(...batch)
+          .zrem(index, ...batch)
+          .exec();
+      }
+    } catch (err) {
+      this.redis.failed("cache invalidation", err);
     }
   }
 }

@@ -117,6 +117,14 @@ export class SingleFlight {
     return this.inflight.size;
   }
 
+  /**
+   * Open flights whose key starts with `prefix` (one user's, src/cache/key.ts `userCacheKeys`) are no longer joined:
+   * a request arriving after that user's memories changed starts its own. The flights themselves run on.
+   */
+  forget(prefix: string): void {
+    for (const key of [...this.inflight.keys()]) if (key.startsWith(prefix)) this.inflight.delete(key);
+  }
+
   /** Resolves once every store and lock release started so far has finished (graceful shutdown, tests). */
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);

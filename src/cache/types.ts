@@ -21,8 +21,28 @@ export interface CacheLookup {
 export interface PayloadCache {
   readonly kind: "memory" | "redis";
   get(key: string): Promise<CacheLookup | undefined>;
-  /** Kept for ttlSeconds + staleSeconds in total; fresh for ttlSeconds. */
-  set(key: string, payload: CachedPayload, ttlSeconds: number, staleSeconds: number): Promise<void>;
+  /**
+   * Kept for ttlSeconds + staleSeconds in total; fresh for ttlSeconds. With `generation` (what `generation(key)`
+   * said before the payload was produced), not written when the user's cache was invalidated since: an answer
+   * produced before a deletion is never stored after it.
+   */
+  set(
+    key: string,
+    payload: CachedPayload,
+    ttlSeconds: number,
+    staleSeconds: number,
+    generation?: number,
+  ): Promise<void>;
+  /**
+   * The generation of the user whose entry `key` is (0 before any invalidation, or for a key of no user);
+   * undefined when it cannot be read (Redis down): then nothing is written for that user.
+   */
+  generation(key: string): Promise<number | undefined>;
+  /**
+   * Ends every cached answer (fresh and stale) of the tenant's user: called after a write or delete through the
+   * gateway. With Redis, on every replica. Never throws (a failure is logged).
+   */
+  invalidateUser(tenantId: string, userId: string): Promise<void>;
   /**
    * False while the store cannot be reached (Redis down): lookups miss at once and payloads report
    * `metadata.cache: "bypass"`. Absent = always available.

@@ -36,6 +36,8 @@ export interface ProxyTarget {
   label: string;
   timeoutMs?: number;
   logger: Logger;
+  /** Awaited with the upstream's status before its answer is passed on (a write's cache invalidation: ./invalidate.ts). */
+  beforeAnswer?: (status: number) => Promise<void>;
 }
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
@@ -167,14 +169,21 @@ export function proxy(req: Request, res: Response, next: NextFunction, target: P
 
   upstream.on("response", (answer) => {
     answered = true;
-    res.status(answer.statusCode ?? 502);
-    for (const [name, value] of returnHeaders(answer.headers)) res.setHeader(name, value);
-    pipeline(answer, res, (err) => {
-      if (err) {
-        target.logger.warn({ upstream: target.label, error: err.name }, "proxied answer cut off");
-        upstream.destroy();
-      }
-    });
+    const passOn = () => {
+      res.status(answer.statusCode ?? 502);
+      for (const [name, value] of returnHeaders(answer.headers)) res.setHeader(name, value);
+      pipeline(answer, res, (err) => {
+        if (err) {
+          target.logger.warn({ upstream: target.label, error: err.name }, "proxied answer cut off");
+          upstream.destroy();
+        }
+      });
+    };
+    if (target.beforeAnswer === undefined) return passOn();
+    target
+      .beforeAnswer(answer.statusCode ?? 502)
+      .catch(() => undefined)
+      .finally(passOn);
   });
 
   upstream.on("error", (err) => {

@@ -1,29 +1,22 @@
-import { RateLimiterMemory } from "rate-limiter-flexible";
-import { decide } from "./decide";
-import { type RateDecision, type RateLimiter, type RateRule, ruleId } from "./types";
+import type { RateDecision, RateLimiter, RateRule } from "./types";
+import { FixedWindows } from "./window";
 
-/** In-process limiter (no Redis configured): one rate-limiter-flexible instance per distinct rule. */
+/**
+ * In-process limiter (no Redis configured): one fixed window per key, whatever the rule (./window.ts), so a
+ * user who switches to another allowed policy keeps the count of the window they are in.
+ */
 export class MemoryRateLimiter implements RateLimiter {
   readonly kind = "memory";
-  private readonly limiters = new Map<string, RateLimiterMemory>();
+  private readonly windows: FixedWindows;
 
-  constructor(private readonly prefix = "memgate") {}
-
-  private limiterFor(rule: RateRule): RateLimiterMemory {
-    const id = ruleId(rule);
-    let limiter = this.limiters.get(id);
-    if (!limiter) {
-      limiter = new RateLimiterMemory({
-        keyPrefix: `${this.prefix}:${id}`,
-        points: rule.points,
-        duration: rule.durationSeconds,
-      });
-      this.limiters.set(id, limiter);
-    }
-    return limiter;
+  constructor(
+    private readonly prefix = "memgate",
+    now: () => number = Date.now,
+  ) {
+    this.windows = new FixedWindows(now);
   }
 
-  consume(key: string, rule: RateRule): Promise<RateDecision> {
-    return decide(this.limiterFor(rule).consume(key), rule);
+  async consume(key: string, rule: RateRule): Promise<RateDecision> {
+    return this.windows.consume(`${this.prefix}:${key}`, rule);
   }
 }

@@ -44,7 +44,9 @@ export class RedisRateLimiter implements RateLimiter {
       const shared = new RateLimiterRedis({
         ...opts,
         storeClient: this.redis.client,
-        keyPrefix: this.redis.key(`rl:${this.scope}:${id}`),
+        // One counter per key whatever the rule (issue 26 finding 8): another allowed policy's rule counts in
+        // the same window, judged by its own points; the window is the one the first request opened.
+        keyPrefix: this.redis.key(`rl:${this.scope}`),
         rejectIfRedisNotReady: true,
         insuranceLimiter: insurance,
       });

@@ -14,6 +14,7 @@
  *    A failure is an `unavailable` error or anything that is not a BackendError (an adapter bug). `not_found`,
  *    `invalid_query` and `rate_limited` prove the backend answered: they count as successes. A call abandoned
  *    because the client went away (not a timeout) is not held against the backend.
+ *    Existence checks are counted by their failures only (a lookup that works proves nothing about search).
  * 3. **retry** (reads only: `search`, `searchNative`, `userExists`; never `ping`) — `maxRetries` more attempts with exponential
  *    backoff and decorrelated jitter, only for `unavailable` errors without a 4xx status, only while the
  *    caller's signal has not fired, and only when the remaining budget (the policy's `timeouts.backendMs` for
@@ -56,7 +57,7 @@ import type { ResilienceOptions } from "./options";
 export type CircuitStatus = "closed" | "open" | "half_open";
 
 export interface ResilienceContext {
-  /** The tenant whose instance this is (undefined: shared, e.g. a local store used by several tenants). */
+  /** The tenant whose instance this is (undefined only for an instance built outside the provider, e.g. tests). */
   tenantId?: string;
   logger: Logger;
 }
@@ -121,10 +122,38 @@ export class ResilientBackend implements Backend {
     });
   }
 
-  userExists(userId: string, opts: CallOptions): Promise<boolean> {
-    return this.call(opts.signal, this.opts.retry.defaultBudgetMs, (signal) =>
-      this.inner.userExists(userId, { signal }),
-    );
+  /**
+   * The existence check. Its failures count against the backend like a search's, but its successes are not
+   * counted while the circuit is closed: a cheap lookup that works says nothing about search, and counting it let
+   * a lookup for each new user reset the breaker between failing searches, which then never opened (issue 26
+   * finding 9). While the circuit is open it goes through the breaker like any call (refused, or the probe).
+   */
+  async userExists(userId: string, opts: CallOptions): Promise<boolean> {
+    const budgetMs = this.opts.retry.defaultBudgetMs;
+    const lookup = (signal: AbortSignal) => this.inner.userExists(userId, { signal });
+    if (this.breaker.state !== CircuitState.Closed) return this.call(opts.signal, budgetMs, lookup);
+    const { signal } = opts;
+    if (signal.aborted) throw timedOut(this.name, signal.reason);
+    let outcome: Outcome<boolean>;
+    try {
+      outcome = await this.bulkhead.execute(
+        () =>
+          settle(signal, () => this.withRetry(signal, budgetMs, lookup)).catch((err: unknown) =>
+            this.countFailure(err),
+          ),
+        signal,
+      );
+    } catch (err) {
+      throw this.translate(err);
+    }
+    if (outcome.ok) return outcome.value;
+    throw outcome.error;
+  }
+
+  /** Records a failure that happened outside the breaker (a lookup's), then throws it as it was. */
+  private async countFailure(err: unknown): Promise<never> {
+    await this.breaker.execute(() => Promise.reject(err)).catch(() => undefined);
+    throw err;
   }
 
   /**

@@ -15,7 +15,7 @@
 import { performance } from "node:perf_hooks";
 import type { BackendProvider } from "../backends/registry";
 import { type Backend, BackendError, type BackendErrorKind, type NativeAnswer } from "../backends/types";
-import { payloadCacheKey } from "../cache/key";
+import { payloadCacheKey, userCacheKeys } from "../cache/key";
 import { flightOptionsFor, type SingleFlight } from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
 import { mapLimit } from "../concurrency";
@@ -150,6 +150,20 @@ export class RetrievalService {
       door: req.native?.kind ?? "retrieve",
     };
     return traceRetrieval(subject, () => this.run(req));
+  }
+
+  /**
+   * Ends the cached answers of the tenant's users (fresh and stale; on every replica with Redis) and lets no open
+   * flight of theirs in this replica be joined: called after a write or delete through the gateway (issue 26
+   * finding 7). Never throws.
+   */
+  async forgetUsers(tenantId: string, userIds: readonly string[]): Promise<void> {
+    for (const userId of new Set(userIds)) {
+      this.deps.flights.forget(userCacheKeys(tenantId, userId).prefix);
+      await this.deps.cache.invalidateUser(tenantId, userId).catch((err: unknown) => {
+        this.deps.logger.warn({ err }, "cache invalidation failed");
+      });
+    }
   }
 
   /**
@@ -332,17 +346,23 @@ export class RetrievalService {
    * A shared production is not tied to one client's abort signal; the policy's backend timeout bounds it.
    */
   private async fly(turn: Turn): Promise<Halt> {
+    const { compiled, cacheKey } = turn;
+    // The user's cache generation, read as the production starts: if the user's memories are written or deleted
+    // through the gateway meanwhile (invalidateUser), what this production found is not stored.
+    let generation: Promise<number | undefined> = Promise.resolve(undefined);
     const produce = async (signal: AbortSignal | undefined): Promise<RetrievalPayload> => {
+      generation = this.deps.cache.generation(cacheKey).catch(() => undefined);
       const halt = await this.produce(turn, signal);
       if (halt.kind !== "payload") throw new FlightHalt(halt);
       return halt.payload;
     };
-    const { compiled, cacheKey } = turn;
     // Written after the answer; a failed write is logged, never the caller's problem.
     const store = async (payload: RetrievalPayload): Promise<void> => {
       const { trace: _trace, ...cacheable } = payload;
+      const since = await generation;
+      if (since === undefined) return;
       await this.deps.cache
-        .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds)
+        .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds, since)
         .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
     };
     try {

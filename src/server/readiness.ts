@@ -24,8 +24,8 @@ export interface CircuitReading {
 }
 
 /**
- * The circuit of every backend instance built so far, once per tenant that uses it (a local store shared by
- * several tenants is read once per tenant). Instances never used are absent: nothing is built or called here.
+ * The circuit of every backend instance built so far (one per tenant and backend, local stores included).
+ * Instances never used are absent: nothing is built or called here.
  */
 export function readCircuits(tenants: TenantDirectory, backends: BackendProvider): CircuitReading[] {
   const out: CircuitReading[] = [];

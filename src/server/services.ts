@@ -5,7 +5,7 @@ import { createOpenMemoryBackend } from "../backends/openmemory";
 import { type BackendFactories, BackendProvider } from "../backends/registry";
 import { createZepBackend } from "../backends/zep";
 import type { PayloadCache } from "../cache/types";
-import { LocalStores } from "../compat/local-stores";
+import { LocalStores, sharedDataFiles } from "../compat/local-stores";
 import type { Env } from "../config/env";
 import { loadGolden } from "../eval/files";
 import { GoldenSetError } from "../eval/golden";
@@ -125,6 +125,9 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     resilientBackends(resilienceFromEnv(env), logger),
   );
   // Load every local store now: a bad data file should stop the boot, not the first request.
+  // One store per tenant, even when tenants name the same file (each gets its own writable copy).
+  for (const shared of sharedDataFiles(tenants.tenants()))
+    logger.info(shared, "local data file loaded once per tenant (stores are not shared)");
   for (const tenant of tenants.tenants()) {
     const local = backends.get(tenant, "local");
     if (local) await local;

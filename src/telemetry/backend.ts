@@ -98,8 +98,8 @@ export function instrumentBackend(backend: Backend): Backend {
 /** The factories with every backend they build observed (wired once in src/server/services.ts). */
 export function instrumentFactories(factories: BackendFactories): BackendFactories {
   return {
-    zep: async (cfg) => instrumentBackend(await factories.zep(cfg)),
-    openmemory: async (cfg) => instrumentBackend(await factories.openmemory(cfg)),
-    local: async (cfg) => instrumentBackend(await factories.local(cfg)),
+    zep: async (cfg, owner) => instrumentBackend(await factories.zep(cfg, owner)),
+    openmemory: async (cfg, owner) => instrumentBackend(await factories.openmemory(cfg, owner)),
+    local: async (cfg, owner) => instrumentBackend(await factories.local(cfg, owner)),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * One real HTTP server on 127.0.0.1 speaking both upstream wire formats a door reaches: Zep Cloud v3 under
- * `/api/v2` (`GET /users/{id}`, `POST /graph/search`) and OpenMemory (`POST /memory/query`, `GET /health`).
+ * `/api/v2` (`GET`/`DELETE /users/{id}`, `POST /graph/search`) and OpenMemory (`POST /memory/query`, `DELETE /users/{id}/memories`, `GET /health`).
  * Child processes can reach it too (the two-process suite). Each search is counted per wire, and `fail` makes
  * every search answer an error (500, or 429 with `Retry-After`) until `heal`.
  */
@@ -74,6 +74,18 @@ export class FakeUpstreams {
       const id = decodeURIComponent(user[1]);
       if (!this.users.has(id)) return json(404, { message: "not found" });
       return json(200, { user_id: id, uuid: `uuid-${id}`, created_at: "2026-01-01T00:00:00Z" });
+    }
+    if (req.method === "DELETE" && user?.[1] !== undefined) {
+      const id = decodeURIComponent(user[1]);
+      if (!this.users.delete(id)) return json(404, { message: "not found" });
+      return json(200, { message: "deleted" });
+    }
+    const userMemories = /^\/users\/([^/]+)\/memories$/.exec(url.pathname);
+    if (req.method === "DELETE" && userMemories?.[1] !== undefined) {
+      const id = decodeURIComponent(userMemories[1]);
+      const deleted = this.users.get(id)?.length ?? 0;
+      this.users.delete(id);
+      return json(200, { ok: true, deleted });
     }
     if (req.method === "GET" && url.pathname === "/health") return json(200, { ok: true });
     const wire: Wire | undefined =

@@ -176,7 +176,11 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
     const zep = h.zep.acme;
     const om = h.openmemory.acme;
     if (zep === undefined || om === undefined) throw new Error("no fake backends");
-    zep.setUser("u-pii", PERSONAL).setUser("u-inj", SCREENED).setUser("u-1", PERSONAL);
+    zep
+      .setUser("u-pii", PERSONAL)
+      .setUser("u-inj", SCREENED)
+      .setUser("u-1", PERSONAL)
+      .setUser("u-tight", PERSONAL);
     om.setUser("u-1", PERSONAL);
     const post = (patch: Record<string, unknown>, key: string = KEYS.acmeChat) =>
       request(h.app)
@@ -198,10 +202,11 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
     );
     expect((await answered({ query: "   " })).metadata.fallback?.code).toBe("INVALID_QUERY");
     // Per-user limit of 1 and a 1 s fresh window: the second request, a second later, is RATE_LIMITED and its
-    // `cache` fallback answers with the entry gone stale.
-    await answered({ policy: "tight", query: "tight one" });
+    // `cache` fallback answers with the entry gone stale. A user of its own: the per-user bucket counts every
+    // policy's requests (issue 26 finding 8), and u-1 has spent its one already.
+    await answered({ userId: "u-tight", policy: "tight", query: "tight one" });
     await new Promise((r) => setTimeout(r, 1100));
-    const limited = await answered({ policy: "tight", query: "tight one" });
+    const limited = await answered({ userId: "u-tight", policy: "tight", query: "tight one" });
     expect(limited.metadata).toMatchObject({ cache: "stale", fallback: { code: "RATE_LIMITED" } });
     // OpenMemory answers 429: the backend scope of the rate-limit counter.
     om.fail("rate_limited", { status: 429, retryAfterMs: 30_000 });

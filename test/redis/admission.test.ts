@@ -152,7 +152,7 @@ describe("RedisAdmission (real Redis)", () => {
 describe("Redis commands per retrieval (through the gateway)", () => {
   const { open, admin } = redisGatewaySuite(PREFIX);
 
-  test("a cache hit sends two commands (per-key limit, admission), a miss five", async () => {
+  test("a cache hit sends two commands (per-key limit, admission), a miss six", async () => {
     const h = await redisHarness(PREFIX);
     open.push(h);
     const monitor = await admin().monitor();
@@ -182,17 +182,20 @@ describe("Redis commands per retrieval (through the gateway)", () => {
       // Once around first: each script is sent whole (EVAL) the first time on a connection, by SHA after that.
       await post(h, body({ query: "warm-up" })).expect(200);
       await post(h, body({ query: "warm-up" })).expect(200);
-      await settled(7);
+      await settled(8);
 
       const miss = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
       expect(miss.body.metadata.cache).toBe("miss");
       // The per-key limit, the admission (per-user limit + cooldown + cache read), the single-flight lock with
-      // the cache's re-read (one script), then after the answer the cache write and the lock's release.
-      expect((await settled(5)).map((args) => args[0]?.toLowerCase())).toEqual([
+      // the cache's re-read (one script), the user's cache generation (read beside the backend call, not before
+      // it: issue 26 finding 7), then after the answer the cache write (the store script: generation check, entry,
+      // the user's index) and the lock's release.
+      expect((await settled(6)).map((args) => args[0]?.toLowerCase())).toEqual([
         "evalsha",
         "evalsha",
         "evalsha",
-        "set",
+        "get",
+        "evalsha",
         "evalsha",
       ]);
 

@@ -40,7 +40,9 @@ describe("metrics", () => {
     h = await makeHarness({
       env: { MEMGATE_KEY_RATE_LIMIT: "40/60" },
       policies: {
-        tight: "name: tight\nversion: 1\nrateLimit: { perUser: { points: 1, durationSeconds: 60 } }\n",
+        // One per-user bucket whatever the policy (issue 26 finding 8): the two `default` requests count in it too,
+        // so `tight` admits its first request (the third) and limits its second.
+        tight: "name: tight\nversion: 1\nrateLimit: { perUser: { points: 3, durationSeconds: 60 } }\n",
         pii:
           "name: pii\nversion: 1\nretrieval: { minScore: 0 }\nredaction: { enabled: true, " +
           "detectors: [email, phone, iban], patterns: [{ name: acct, pattern: 'ACCT-[0-9]+' }] }\n",

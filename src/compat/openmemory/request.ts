@@ -17,6 +17,7 @@
 import { z } from "zod";
 import { type Extras, VERSION_STRATEGIES } from "../../backends/openmemory/extras";
 import { OPENMEMORY_MAX_K } from "../../backends/openmemory/native";
+import { reservedOwnerProblem } from "../owners";
 
 export const OPENMEMORY_DEFAULT_K = 8;
 
@@ -49,7 +50,7 @@ const queryBodySchema = z.looseObject({
 export interface OpenMemoryQuery {
   query: string;
   k: number;
-  /** `user_id`, else `filters.user_id`. */
+  /** `filters.user_id`, else `user_id` (a body where both are given and differ is refused). */
   userId: string | undefined;
   extras: Extras;
   /** The body for the upstream without the extras (`k` is set by the caller). */
@@ -67,6 +68,19 @@ export function parseQuery(body: unknown): ParsedQuery {
     };
   }
   const { as_of, version_strategy, filters, ...rest } = parsed.data;
+  // OpenMemory filters by `filters.user_id` first: memgate's per-user limit and cache key must name the user the
+  // server searches, so a body naming two users is refused rather than guessed (issue 26 finding 8).
+  if (rest.user_id !== undefined && filters?.user_id !== undefined && rest.user_id !== filters.user_id) {
+    return { ok: false, details: ["user_id: must equal filters.user_id when both are given"] };
+  }
+  const userId = filters?.user_id ?? rest.user_id;
+  const reserved = userId === undefined ? undefined : reservedOwnerProblem(userId);
+  if (reserved !== undefined) {
+    return {
+      ok: false,
+      details: [`${filters?.user_id === undefined ? "" : "filters."}user_id: ${reserved}`],
+    };
+  }
   const {
     tags,
     as_of: filterAsOf,
@@ -86,7 +100,7 @@ export function parseQuery(body: unknown): ParsedQuery {
     value: {
       query: rest.query,
       k: rest.k ?? OPENMEMORY_DEFAULT_K,
-      userId: rest.user_id ?? filters?.user_id,
+      userId,
       extras,
       upstreamBody,
     },

@@ -34,6 +34,7 @@ import type { RetrievalPayload } from "../../retrieval/payload";
 import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
 import { serveRetrieval } from "../door";
+import { forgetOnSuccess } from "../invalidate";
 import { joinUrl, proxy } from "../proxy";
 import { type OpenMemoryQuery, parseQuery } from "./request";
 
@@ -82,8 +83,7 @@ function pageOf(req: Request): { limit: number; offset: number } {
 function targetFor(deps: CompatDeps, principal: Principal): Target {
   const { tenant } = principal;
   if (tenant.backends.openmemory !== undefined) return { kind: "upstream", om: tenant.backends.openmemory };
-  const local =
-    tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.backends.local.dataFile);
+  const local = tenant.backends.local === undefined ? undefined : deps.localStores?.get(tenant.id);
   if (local !== undefined) return { kind: "local", surface: localSurface(local) };
   throw new HttpProblem("FORBIDDEN", "this tenant has no OpenMemory or local backend");
 }
@@ -126,6 +126,12 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
 
   const targetOf = (res: Response): Target => targetFor(deps, principalOf(res));
 
+  /** A write the local store accepted ends the owners' cached answers before it is answered (finding 7). */
+  function forget(res: Response, answer: Answer, owners: readonly string[]): Promise<void> {
+    if (answer.status < 200 || answer.status >= 300) return Promise.resolve();
+    return deps.retrieval.forgetUsers(principalOf(res).tenant.id, owners);
+  }
+
   function localOf(res: Response): LocalOpenMemory {
     const target = targetOf(res);
     if (target.kind !== "local") throw new HttpProblem("INTERNAL", "not a local target");
@@ -135,7 +141,9 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
   router.use(OPENMEMORY_PATHS, ...auth, requireScope("proxy"), function openMemoryProxy(req, res, next) {
     const target = targetOf(res);
     if (target.kind === "local") return next();
+    const beforeAnswer = forgetOnSuccess(deps, principalOf(res).tenant.id, req, "openmemory");
     proxy(req, res, next, {
+      ...(beforeAnswer === undefined ? {} : { beforeAnswer }),
       url: joinUrl(target.om.baseUrl, req.originalUrl),
       credential: credentialOf(target.om),
       label: "OpenMemory",
@@ -144,7 +152,7 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
   });
 
   // Reached only for a tenant served by its local store (the proxy above answers everyone else).
-  router.post("/memory/add", jsonBody(BODY_LIMIT), function localAdd(req, res) {
+  router.post("/memory/add", jsonBody(BODY_LIMIT), async function localAdd(req, res) {
     const surface = localOf(res);
     const parsed = addSchema.safeParse(req.body);
     if (!parsed.success) {
@@ -153,7 +161,9 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
       );
       return send(res, { status: 400, body: { error: "invalid_input", details } });
     }
-    send(res, surface.add(parsed.data));
+    const answer = surface.add(parsed.data);
+    await forget(res, answer, [parsed.data.user_id ?? DEFAULT_USER]);
+    send(res, answer);
   });
   router.get("/memory/all", function localAll(req, res) {
     const { limit, offset } = pageOf(req);
@@ -164,15 +174,22 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
   router.get("/memory/:id", function localGet(req, res) {
     send(res, localOf(res).get(String(req.params.id)));
   });
-  router.delete("/memory/:id", function localDelete(req, res) {
-    send(res, localOf(res).delete(String(req.params.id)));
+  router.delete("/memory/:id", async function localDelete(req, res) {
+    const id = String(req.params.id);
+    const owner = deps.localStores?.get(principalOf(res).tenant.id)?.get(id)?.userId;
+    const answer = localOf(res).delete(id);
+    await forget(res, answer, owner === undefined ? [] : [owner]);
+    send(res, answer);
   });
   router.get("/users/:userId/memories", function localUserMemories(req, res) {
     const { limit, offset } = pageOf(req);
     send(res, localOf(res).userMemories(String(req.params.userId), limit, offset));
   });
-  router.delete("/users/:userId/memories", function localDeleteUser(req, res) {
-    send(res, localOf(res).deleteUser(String(req.params.userId)));
+  router.delete("/users/:userId/memories", async function localDeleteUser(req, res) {
+    const userId = String(req.params.userId);
+    const answer = localOf(res).deleteUser(userId);
+    await forget(res, answer, [userId]);
+    send(res, answer);
   });
   router.get("/health", function localHealth(_req, res) {
     send(res, localOf(res).health());

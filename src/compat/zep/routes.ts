@@ -29,6 +29,8 @@ import { shapeText } from "../../retrieval/text";
 import type { Principal } from "../../tenants/types";
 import type { CompatDeps } from "../deps";
 import { isRecord, POLICY_HEADER, serveRetrieval } from "../door";
+import { forgetOnSuccess } from "../invalidate";
+import { graphOwner, NO_OWNER, reservedOwnerProblem, threadOwner } from "../owners";
 import { joinUrl, proxy } from "../proxy";
 import { contextAnswer, emptySearchAnswer, searchAnswer } from "./render";
 
@@ -59,6 +61,8 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
     zepOf(principal);
     if (!isRecord(body)) throw new HttpProblem("VALIDATION_FAILED", "body: must be a JSON object");
     const owner = typeof body.user_id === "string" && body.user_id !== "" ? body.user_id : undefined;
+    const reserved = owner === undefined ? undefined : reservedOwnerProblem(owner);
+    if (reserved !== undefined) throw new HttpProblem("VALIDATION_FAILED", `user_id: ${reserved}`);
     const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
     const topK = askedLimit(body);
     await serveRetrieval(
@@ -66,7 +70,7 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
       res,
       deps,
       {
-        userId: owner ?? (graph === undefined ? "unknown" : `graph:${graph}`),
+        userId: owner ?? (graph === undefined ? NO_OWNER : graphOwner(graph)),
         query: typeof body.query === "string" ? body.query : "",
         backend: "zep",
         ...(topK === undefined ? {} : { topK }),
@@ -95,7 +99,7 @@ export function zepRoutes(deps: CompatDeps): Router {
         res,
         deps,
         {
-          userId: `thread:${threadId}`,
+          userId: threadOwner(threadId),
           query: "",
           backend: "zep",
           native: { kind: "zep.thread.context", threadId, params: paramsOf(req) },
@@ -130,6 +134,9 @@ export function zepRoutes(deps: CompatDeps): Router {
         const reason = err instanceof BackendError ? err.message : "Zep could not be reached";
         throw new HttpProblem("UPSTREAM_UNREACHABLE", reason);
       }
+      // The thread's new messages end its cached context (finding 7).
+      if (answer.status >= 200 && answer.status < 300)
+        await deps.retrieval.forgetUsers(principal.tenant.id, [threadOwner(threadId)]);
       res.setHeader(POLICY_HEADER, `${compiled.policy.name}@${compiled.policy.version}`);
       const returned = answer.status >= 200 && answer.status < 300 ? parseObject(answer.body) : undefined;
       if (returned === undefined || typeof returned.context !== "string") return sendUpstream(res, answer);
@@ -138,12 +145,15 @@ export function zepRoutes(deps: CompatDeps): Router {
   );
 
   router.use("/api/v2", ...auth, requireScope("proxy"), function zepProxy(req, res, next) {
-    const zep = zepOf(principalOf(res));
+    const principal = principalOf(res);
+    const zep = zepOf(principal);
+    const beforeAnswer = forgetOnSuccess(deps, principal.tenant.id, req, "zep");
     proxy(req, res, next, {
       url: joinUrl(zep.baseUrl, req.url),
       credential: { authorization: `Api-Key ${zep.apiKey}` },
       label: "Zep",
       logger: deps.logger,
+      ...(beforeAnswer === undefined ? {} : { beforeAnswer }),
     });
   });
 
