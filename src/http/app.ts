@@ -25,6 +25,7 @@ import { accessLog } from "../telemetry/access-log";
 import { httpServerTelemetry } from "../telemetry/http-server";
 import { metricsRoute } from "../telemetry/prometheus";
 import type { TenantDirectory } from "../tenants/types";
+import { canonicalizePath } from "./canonical-path";
 import { HttpProblem } from "./errors";
 import { hotRouteOf, hotRouteTable } from "./hot";
 import { answerError, errorHandler, notFound, requestId } from "./middleware";
@@ -90,6 +91,7 @@ export function createApp(services: AppServices): RequestListener {
     securityHeaders(), // helmet: nosniff, no framing, strict CSP, … on every answer
     requestId(),
     accessLog(logger),
+    canonicalizePath(), // one canonical path before any routing: no alias of a shaped route reaches the proxy
     refuseWhenShuttingDown(services.lifecycle),
   ];
   const hot = hotRouteTable([retrieveRoute(services), ...compatHotRoutes(services)]);
