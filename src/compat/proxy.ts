@@ -24,6 +24,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHead
 import { request as httpsRequest } from "node:https";
 import { pipeline } from "node:stream";
 import type { NextFunction, Request, Response } from "express";
+import { unsafePathReason } from "../backends/upstream-path";
 import { HttpProblem } from "../http/errors";
 import type { Logger } from "../logging/logger";
 import { refuseShapedAlias } from "./shaped-routes";
@@ -113,30 +114,10 @@ export function returnHeaders(incoming: IncomingHttpHeaders): Array<[string, str
  * step out of the upstream's base path (e.g. out of `/api/v2`).
  */
 export function assertSafePath(pathAndQuery: string): void {
-  if (!pathAndQuery.startsWith("/")) {
-    throw new HttpProblem("VALIDATION_FAILED", "path: only an origin-form request target (/path) is proxied");
-  }
-  const path = pathAndQuery.split("?", 1)[0] ?? "";
-  for (const segment of path.split("/")) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      throw new HttpProblem("VALIDATION_FAILED", "path: malformed percent-encoding");
-    }
-    if (decoded === "." || decoded === ".." || decoded.includes("\\")) {
-      throw new HttpProblem("VALIDATION_FAILED", "path: dot segments and backslashes are not allowed");
-    }
-    if (decoded.includes("/") || ENCODED_AGAIN.test(decoded)) {
-      throw new HttpProblem(
-        "VALIDATION_FAILED",
-        "path: encoded slashes, dots and backslashes are not allowed",
-      );
-    }
-  }
+  // The one guard of every upstream URL (src/backends/upstream-path.ts).
+  const reason = unsafePathReason(pathAndQuery);
+  if (reason !== undefined) throw new HttpProblem("VALIDATION_FAILED", reason);
 }
-/** A percent-encoded dot, slash or backslash left after one decoding: the segment was encoded twice. */
-const ENCODED_AGAIN = /%(2e|2f|5c)/i;
 
 /** `base` (no trailing slash kept) + `pathAndQuery` (starting with "/"), after `assertSafePath`. */
 export function joinUrl(base: string, pathAndQuery: string): URL {

@@ -17,6 +17,7 @@
 import { mapLimit } from "../../concurrency";
 import { isRecord } from "../json";
 import { BackendError, type NativeAnswer, type NativeSearch, type NativeSource } from "../types";
+import { pathSegment } from "../upstream-path";
 import {
   applyExtras,
   type ExtraFacts,
@@ -112,7 +113,7 @@ export async function openMemoryNativeQuery(
       try {
         const found = await call("memory.get", {
           method: "GET",
-          path: `/memory/${encodeURIComponent(id)}`,
+          path: `/memory/${pathSegment(id)}`,
           signal: opts.signal,
         });
         if (!isRecord(found.json)) throw new Error("not an object");

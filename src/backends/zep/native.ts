@@ -38,6 +38,7 @@ import {
   type NativeSource,
   type UpstreamResponse,
 } from "../types";
+import { pathSegment, UnsafeUpstreamPathError, upstreamUrl } from "../upstream-path";
 import { kindForStatus, parseRetryAfterMs, type ZepOperation } from "./errors";
 import { firstIsoTimestamp, normalizeScores, ZEP_MAX_LIMIT } from "./map";
 
@@ -149,7 +150,8 @@ export async function zepExchange(
   try {
     // As fetch: an already aborted call is refused before any connection.
     signal.throwIfAborted();
-    const res = await request(`${zep.baseUrl.replace(/\/+$/, "")}${init.path}`, {
+    // No id may step out of its route (../upstream-path.ts): checked before undici's URL parser resolves it.
+    const res = await request(upstreamUrl(zep.baseUrl, init.path), {
       dispatcher: zep.dispatcher ?? getGlobalDispatcher(),
       method: init.method,
       headers,
@@ -175,6 +177,13 @@ export async function zepExchange(
       headers: answerHeaders,
     };
   } catch (err) {
+    if (err instanceof UnsafeUpstreamPathError) {
+      throw new BackendError({
+        kind: "invalid_query",
+        backend: "zep",
+        message: `Zep ${op} refused: ${err.message}`,
+      });
+    }
     const reason =
       err instanceof BodyTooLargeError
         ? "answer too large"
@@ -328,7 +337,7 @@ export async function zepNativeSearch(
       const query = new URLSearchParams(native.params).toString();
       const json = await zepJson(zep, "thread.get_user_context", {
         method: "GET",
-        path: `/threads/${encodeURIComponent(native.threadId)}/context${query === "" ? "" : `?${query}`}`,
+        path: `/threads/${pathSegment(native.threadId)}/context${query === "" ? "" : `?${query}`}`,
         signal: opts.signal,
       });
       if (!isRecord(json)) throw malformed("thread.get_user_context", "not an object");
