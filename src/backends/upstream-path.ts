@@ -76,15 +76,13 @@ export class UnsafeUpstreamPathError extends Error {
   }
 }
 
-/** `base` (trailing slashes dropped) + `pathAndQuery`, after the guard; throws `UnsafeUpstreamPathError`. */
+/**
+ * `base` (trailing slashes dropped) + `pathAndQuery`, after the guard; throws `UnsafeUpstreamPathError`. An id put
+ * in the path with `encodeURIComponent` stays a dot segment when it is `.` or `..` (and `%2e` becomes `%252e`):
+ * the guard sees both.
+ */
 export function upstreamUrl(base: string, pathAndQuery: string): string {
   const reason = unsafePathReason(pathAndQuery);
   if (reason !== undefined) throw new UnsafeUpstreamPathError(reason);
   return `${base.replace(/\/+$/, "")}${pathAndQuery}`;
-}
-
-/** One path segment for an upstream URL: the id percent-encoded; throws `UnsafeUpstreamPathError` for a dot id. */
-export function pathSegment(id: string): string {
-  if (isDotSegmentId(id)) throw new UnsafeUpstreamPathError("a dot-segment id");
-  return encodeURIComponent(id);
 }

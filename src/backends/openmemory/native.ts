@@ -17,7 +17,6 @@
 import { mapLimit } from "../../concurrency";
 import { isRecord } from "../json";
 import { BackendError, type NativeAnswer, type NativeSearch, type NativeSource } from "../types";
-import { pathSegment } from "../upstream-path";
 import {
   applyExtras,
   type ExtraFacts,
@@ -113,7 +112,7 @@ export async function openMemoryNativeQuery(
       try {
         const found = await call("memory.get", {
           method: "GET",
-          path: `/memory/${pathSegment(id)}`,
+          path: `/memory/${encodeURIComponent(id)}`,
           signal: opts.signal,
         });
         if (!isRecord(found.json)) throw new Error("not an object");

@@ -38,7 +38,7 @@ import {
   type NativeSource,
   type UpstreamResponse,
 } from "../types";
-import { pathSegment, UnsafeUpstreamPathError, upstreamUrl } from "../upstream-path";
+import { UnsafeUpstreamPathError, upstreamUrl } from "../upstream-path";
 import { kindForStatus, parseRetryAfterMs, type ZepOperation } from "./errors";
 import { firstIsoTimestamp, normalizeScores, ZEP_MAX_LIMIT } from "./map";
 
@@ -337,7 +337,7 @@ export async function zepNativeSearch(
       const query = new URLSearchParams(native.params).toString();
       const json = await zepJson(zep, "thread.get_user_context", {
         method: "GET",
-        path: `/threads/${pathSegment(native.threadId)}/context${query === "" ? "" : `?${query}`}`,
+        path: `/threads/${encodeURIComponent(native.threadId)}/context${query === "" ? "" : `?${query}`}`,
         signal: opts.signal,
       });
       if (!isRecord(json)) throw malformed("thread.get_user_context", "not an object");

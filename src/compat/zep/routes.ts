@@ -18,7 +18,7 @@
  */
 import { type Request, Router } from "express";
 import { BackendError } from "../../backends/types";
-import { pathSegment, refuseDotSegmentId } from "../../backends/upstream-path";
+import { refuseDotSegmentId } from "../../backends/upstream-path";
 import { askedLimit, zepExchange } from "../../backends/zep/native";
 import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
@@ -129,7 +129,7 @@ export function zepRoutes(deps: CompatDeps): Router {
       try {
         answer = await zepExchange(zep, "thread.add_messages", {
           method: "POST",
-          path: `/threads/${pathSegment(threadId)}/messages`,
+          path: `/threads/${encodeURIComponent(threadId)}/messages`,
           body: req.body,
           signal: AbortSignal.timeout(WRITE_TIMEOUT_MS),
         });
