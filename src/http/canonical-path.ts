@@ -56,7 +56,7 @@ export function canonicalTarget(target: string): Canonical {
   if (query.includes("#"))
     return { ok: false, reason: "path: a fragment (#) is not part of a request target" };
   const canonical = canonicalPath(path);
-  if (!canonical.ok) return canonical;
+  if (!canonical.ok || canonical.target === path) return canonical.ok ? { ok: true, target } : canonical;
   return { ok: true, target: `${prefix}${canonical.target}${query}` };
 }
 
