@@ -14,6 +14,8 @@
  *   when the upstream cannot be reached, 504 (`UPSTREAM_TIMEOUT`) after `timeoutMs` (default 30 s) without any
  *   upstream activity. An upstream that fails after its answer started is cut off (the caller sees a reset).
  *   This differs on purpose from the shaped routes, where a failing backend yields the policy's fallback.
+ * - A request the upstream could read as one of the doors' shaped routes (`POST /graph/search`, `POST /memory/query`,
+ *   …: ./shaped-routes.ts) is refused (400): the edge already made its path canonical (src/http/canonical-path.ts).
  * - Only origin-form targets are forwarded, and paths with `.` or `..` segments, backslashes or slashes inside
  *   a segment (also percent-encoded, once or twice) are refused (400): they could otherwise step out of the
  *   upstream's base path (e.g. out of `/api/v2`); see `assertSafePath`.
@@ -22,8 +24,10 @@ import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHead
 import { request as httpsRequest } from "node:https";
 import { pipeline } from "node:stream";
 import type { NextFunction, Request, Response } from "express";
+import { unsafePathReason } from "../backends/upstream-path";
 import { HttpProblem } from "../http/errors";
 import type { Logger } from "../logging/logger";
+import { refuseShapedAlias } from "./shaped-routes";
 
 export const DEFAULT_PROXY_TIMEOUT_MS = 30_000;
 
@@ -112,30 +116,10 @@ export function returnHeaders(incoming: IncomingHttpHeaders): Array<[string, str
  * step out of the upstream's base path (e.g. out of `/api/v2`).
  */
 export function assertSafePath(pathAndQuery: string): void {
-  if (!pathAndQuery.startsWith("/")) {
-    throw new HttpProblem("VALIDATION_FAILED", "path: only an origin-form request target (/path) is proxied");
-  }
-  const path = pathAndQuery.split("?", 1)[0] ?? "";
-  for (const segment of path.split("/")) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      throw new HttpProblem("VALIDATION_FAILED", "path: malformed percent-encoding");
-    }
-    if (decoded === "." || decoded === ".." || decoded.includes("\\")) {
-      throw new HttpProblem("VALIDATION_FAILED", "path: dot segments and backslashes are not allowed");
-    }
-    if (decoded.includes("/") || ENCODED_AGAIN.test(decoded)) {
-      throw new HttpProblem(
-        "VALIDATION_FAILED",
-        "path: encoded slashes, dots and backslashes are not allowed",
-      );
-    }
-  }
+  // The one guard of every upstream URL (src/backends/upstream-path.ts).
+  const reason = unsafePathReason(pathAndQuery);
+  if (reason !== undefined) throw new HttpProblem("VALIDATION_FAILED", reason);
 }
-/** A percent-encoded dot, slash or backslash left after one decoding: the segment was encoded twice. */
-const ENCODED_AGAIN = /%(2e|2f|5c)/i;
 
 /** `base` (no trailing slash kept) + `pathAndQuery` (starting with "/"), after `assertSafePath`. */
 export function joinUrl(base: string, pathAndQuery: string): URL {
@@ -152,6 +136,8 @@ class ProxyTimeout extends Error {
 
 /** Forwards `req` to `target` and streams the answer to `res` (see the top of this file). */
 export function proxy(req: Request, res: Response, next: NextFunction, target: ProxyTarget): void {
+  // Never a shaped route's data unshaped, whatever the upstream's router reads (./shaped-routes.ts).
+  refuseShapedAlias(req.method, req.originalUrl);
   const send = target.url.protocol === "https:" ? httpsRequest : httpRequest;
   const timeoutMs = target.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
   // The HTTP span's route (src/telemetry/access-log.ts) is the proxy's mount path (`/api/v2`, `/memory`): the rest of

@@ -95,6 +95,26 @@ export const envSchema = z.object({
   MEMGATE_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(5_000),
   /** Open connections at most; more are closed at once; 0 = no cap. */
   MEMGATE_MAX_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+  /**
+   * Requests one connection may have in flight (pipelined, not yet answered); one more cuts the connection.
+   * 0 = no cap. A client that pipelines thousands of requests in one write no longer makes thousands of answers.
+   */
+  MEMGATE_MAX_PIPELINED: z.coerce.number().int().min(0).max(10_000).default(16),
+  // --- GET /metrics (src/telemetry/metrics-endpoint.ts) ---
+  /** Serve /metrics on this port only (its own listener, on MEMGATE_METRICS_HOST), not on the gateway's. */
+  MEMGATE_METRICS_PORT: z.coerce
+    .number({ error: "must be a port number from 0 to 65535" })
+    .int({ error: "must be a port number from 0 to 65535" })
+    .min(0, { error: "must be a port number from 0 to 65535" })
+    .max(65535, { error: "must be a port number from 0 to 65535" })
+    .optional(),
+  MEMGATE_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** When set, /metrics needs `Authorization: Bearer <token>` (Prometheus `authorization: { credentials }`). */
+  MEMGATE_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** How long one rendered /metrics text answers every scrape (ms). */
+  MEMGATE_METRICS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** /metrics scrapes in flight at most; more get 503 with Retry-After. */
+  MEMGATE_METRICS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(8),
   // --- resilience: per tenant and backend (src/resilience, docs/resilience.md); unset = the defaults there ---
   MEMGATE_RETRY_MAX: z.coerce.number().int().min(0).max(3).optional(),
   MEMGATE_BREAKER_CONSECUTIVE: z.coerce.number().int().min(1).max(1000).optional(),

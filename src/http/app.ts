@@ -23,8 +23,9 @@ import type { PolicyRegistry } from "../policy/registry-types";
 import type { RetrievalService } from "../retrieval/service";
 import { accessLog } from "../telemetry/access-log";
 import { httpServerTelemetry } from "../telemetry/http-server";
-import { metricsRoute } from "../telemetry/prometheus";
+import { type MetricsEndpoint, metricsRoute } from "../telemetry/metrics-endpoint";
 import type { TenantDirectory } from "../tenants/types";
+import { canonicalizePath } from "./canonical-path";
 import { HttpProblem } from "./errors";
 import { hotRouteOf, hotRouteTable } from "./hot";
 import { answerError, errorHandler, notFound, requestId } from "./middleware";
@@ -50,6 +51,8 @@ export interface AppServices {
   localStores?: LocalStores;
   /** The policy playground (/ui, /v1/playground): set only when MEMGATE_PLAYGROUND is on. */
   playground?: PlaygroundConfig;
+  /** GET /metrics: its port, token and scrape bounds (src/telemetry/metrics-endpoint.ts; `memgate serve` sets it). */
+  metrics?: MetricsEndpoint;
 }
 
 /** Draining: new requests get 503 with Retry-After and `connection: close`; /readyz answers for itself. */
@@ -72,7 +75,7 @@ export function expressRoutes(services: AppServices): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  app.use(metricsRoute()); // GET /metrics: Prometheus text, unauthenticated like /healthz (src/telemetry)
+  app.use(metricsRoute(services.metrics)); // GET /metrics: Prometheus text, bounded scrapes (src/telemetry)
   app.use(opsRoutes(services));
   const { playground } = services;
   if (playground !== undefined) app.use(playgroundRoutes({ ...services, playground })); // /ui, /v1/playground (admin)
@@ -90,6 +93,7 @@ export function createApp(services: AppServices): RequestListener {
     securityHeaders(), // helmet: nosniff, no framing, strict CSP, … on every answer
     requestId(),
     accessLog(logger),
+    canonicalizePath(), // one canonical path before any routing: no alias of a shaped route reaches the proxy
     refuseWhenShuttingDown(services.lifecycle),
   ];
   const hot = hotRouteTable([retrieveRoute(services), ...compatHotRoutes(services)]);

@@ -1,8 +1,12 @@
 import { z } from "zod";
 import { BACKEND_NAMES } from "../policy/schema";
 
-/** userId and sessionId share this pattern (docs/api.md#the-retrieval-request). */
-export const ID_PATTERN = /^[A-Za-z0-9_.:@-]{1,128}$/;
+/**
+ * userId and sessionId share this pattern (docs/api.md#the-retrieval-request): never `.` or `..`, which would be
+ * a dot segment in an upstream URL (`GET /users/{id}`: src/backends/upstream-path.ts).
+ */
+export const ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.:@-]{1,128}$/;
+export const ID_RULE = 'must be 1–128 of [A-Za-z0-9_.:@-], not "." or ".."';
 
 /**
  * The body of POST /v1/retrieve. Only what makes the request meaningless is a 400; what eligibility decides
@@ -10,9 +14,7 @@ export const ID_PATTERN = /^[A-Za-z0-9_.:@-]{1,128}$/;
  */
 export const retrieveBodySchema = z
   .object({
-    userId: z
-      .string({ error: "is required (a string)" })
-      .regex(ID_PATTERN, "must be 1–128 of [A-Za-z0-9_.:@-]"),
+    userId: z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE),
     sessionId: z.unknown().optional(),
     query: z.string({ error: "must be a string" }).max(65_536).optional(),
     useMemory: z.unknown().optional(),

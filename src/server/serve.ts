@@ -1,10 +1,17 @@
-import { createServer as createHttpServer, type Server, type ServerOptions } from "node:http";
+import {
+  createServer as createHttpServer,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { BackendFactories } from "../backends/registry";
 import { EnvError, isLoopback, parseEnv } from "../config/env";
 import { createApp } from "../http/app";
+import { limitPipelining } from "../http/pipelining";
 import { createLogger, type Logger } from "../logging/logger";
 import { routeTelemetryDiagnostics, shutdownTelemetry } from "../telemetry/lifecycle";
+import { type MetricsEndpoint, metricsHandler } from "../telemetry/metrics-endpoint";
 import { buildServices, type Services } from "./services";
 
 export interface Running {
@@ -32,6 +39,46 @@ function serverOptions(env: ReturnType<typeof parseEnv>): ServerOptions {
   };
 }
 
+/** GET /metrics as the environment asks (src/telemetry/metrics-endpoint.ts). */
+function metricsEndpoint(env: ReturnType<typeof parseEnv>): MetricsEndpoint {
+  return {
+    ownPort: env.MEMGATE_METRICS_PORT !== undefined,
+    cacheMs: env.MEMGATE_METRICS_CACHE_MS,
+    maxConcurrent: env.MEMGATE_METRICS_MAX_CONCURRENT,
+    ...(env.MEMGATE_METRICS_TOKEN === undefined ? {} : { token: env.MEMGATE_METRICS_TOKEN }),
+  };
+}
+
+/** The listener of MEMGATE_METRICS_PORT: `GET /metrics` and nothing else, with the same server limits. */
+function metricsListener(env: ReturnType<typeof parseEnv>, metrics: MetricsEndpoint, log: Logger): Server {
+  const handle = metricsHandler(metrics);
+  const only: RequestListener = (req, res) => {
+    const path = (req.url ?? "/").split("?", 1)[0];
+    if (path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) return handle(req, res);
+    res.statusCode = 404;
+    res.setHeader("content-type", "text/plain; charset=utf-8");
+    res.end("not found: this listener serves GET /metrics only\n");
+  };
+  const server = createHttpServer(serverOptions(env), limitPipelining(only, env.MEMGATE_MAX_PIPELINED, log));
+  server.maxConnections = METRICS_MAX_CONNECTIONS;
+  return server;
+}
+
+/** Scrapers are few: the metrics listener keeps at most this many connections. */
+const METRICS_MAX_CONNECTIONS = 64;
+
+/** Listens; resolves with the URL. */
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address() as AddressInfo;
+      resolve(`http://${host.includes(":") ? `[${host}]` : host}:${address.port}`);
+    });
+  });
+}
+
 /** Starts the gateway from an environment. Rejects with a one-line reason on bad configuration. */
 export async function startServer(
   rawEnv: NodeJS.ProcessEnv,
@@ -47,25 +94,32 @@ export async function startServer(
       `HOST: dev mode (no tenants file) accepts any key, so it listens on loopback only (got "${env.HOST}"); set MEMGATE_TENANTS_FILE or HOST=127.0.0.1`,
     );
   }
-  const app = createApp(services);
-  const server = createHttpServer(serverOptions(env), app);
+  const metrics = metricsEndpoint(env);
+  const app = createApp({ ...services, metrics });
+  const server = createHttpServer(serverOptions(env), limitPipelining(app, env.MEMGATE_MAX_PIPELINED, log));
   if (env.MEMGATE_MAX_CONNECTIONS > 0) server.maxConnections = env.MEMGATE_MAX_CONNECTIONS;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(env.PORT, env.HOST, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
-  const url = `http://${host}:${port}`;
+  const metricsServer = metrics.ownPort === true ? metricsListener(env, metrics, log) : undefined;
+  let url: string;
+  try {
+    url = await listen(server, env.PORT, env.HOST);
+    if (metricsServer !== undefined) {
+      const metricsUrl = await listen(metricsServer, env.MEMGATE_METRICS_PORT ?? 0, env.MEMGATE_METRICS_HOST);
+      log.info({ url: metricsUrl }, "metrics listening");
+    }
+  } catch (err) {
+    server.close();
+    metricsServer?.close();
+    await services.close();
+    throw err;
+  }
   log.info({ url, devMode: services.tenants.devMode }, "memgate listening");
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       services.lifecycle.shuttingDown = true;
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const idle = setInterval(() => server.closeIdleConnections(), 100);

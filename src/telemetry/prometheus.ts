@@ -1,13 +1,13 @@
 /**
  * `GET /metrics`: a pull reader on the SDK's MeterProvider, rendered in the Prometheus text exposition format
- * (0.0.4) with Prometheus-style names (catalogue.ts). Served by the gateway's own Express app, on its port,
- * without authentication like /healthz (docs/api.md#operations-endpoints): keep it off public ingress.
+ * (0.0.4) with Prometheus-style names (catalogue.ts). Served by ./metrics-endpoint.ts: on the gateway's port or
+ * its own (`MEMGATE_METRICS_PORT`), open or behind a bearer token (`MEMGATE_METRICS_TOKEN`), scrapes bounded
+ * (docs/api.md#operations-endpoints).
  *
  * The reader is always on when the SDK runs (with or without any OTEL_* variable); OTLP export is separate.
  */
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
-import { Router } from "express";
 import { PROMETHEUS_NAMES } from "./catalogue";
 import { METER_NAME } from "./metrics";
 
@@ -62,18 +62,10 @@ const serializer = new PrometheusSerializer();
 export async function renderMetrics(): Promise<string> {
   if (reader === undefined) return "# memgate: metrics are off (the telemetry SDK is not running)\n";
   const { resourceMetrics } = await reader.collect();
+  // The resource's detectors (host, process, …) settle asynchronously: read before they did, every access to its
+  // attributes (the serializer's `target_info`) logged "Accessing resource attributes before async attributes
+  // settled" at ERROR, twice per scrape, forever. Wait for them once; afterwards this returns at once.
+  await resourceMetrics.resource.waitForAsyncAttributes?.();
   const text = serializer.serialize(forPrometheus(resourceMetrics));
   return text.endsWith("\n") ? text : `${text}\n`;
-}
-
-/** `GET /metrics` (unauthenticated, like /healthz). */
-export function metricsRoute(): Router {
-  const router = Router();
-  router.get("/metrics", async function metrics(_req, res) {
-    const text = await renderMetrics();
-    res.setHeader("content-type", PROMETHEUS_CONTENT_TYPE);
-    res.setHeader("cache-control", "no-store");
-    res.end(text);
-  });
-  return router;
 }

@@ -36,6 +36,7 @@ import {
   type NativeSearchRequest,
   type SearchRequest,
 } from "../types";
+import { upstreamUrl } from "../upstream-path";
 import { errorFromResponse, errorFromThrown, malformedBody, type ResponseHeaders } from "./errors";
 import { parseQueryBody, toCandidates } from "./map";
 import { OPENMEMORY_MAX_K, openMemoryNativeQuery } from "./native";
@@ -100,7 +101,8 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
     try {
       // As fetch: an already aborted call is refused before any connection (it rejects with the signal's reason).
       init.signal.throwIfAborted();
-      const res = await request(`${baseUrl}${init.path}`, {
+      // No id may step out of its route (../upstream-path.ts): checked before undici's URL parser resolves it.
+      const res = await request(upstreamUrl(baseUrl, init.path), {
         dispatcher: agent,
         method: init.method,
         headers: headers(init.key, init.body !== undefined),

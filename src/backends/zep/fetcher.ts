@@ -13,6 +13,7 @@
  */
 import type { ZepClient } from "@getzep/zep-cloud";
 import { BodyTooLargeError, readResponseText } from "../body";
+import { unsafePathReason } from "../upstream-path";
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof ZepClient>[0]>;
 type FetchFunction = NonNullable<ClientOptions["fetcher"]>;
@@ -71,6 +72,12 @@ async function errorBody(response: Response): Promise<unknown> {
 }
 
 async function fetchOnce(args: FetcherArgs): Promise<ApiResponse> {
+  // The one guard of every upstream URL (../upstream-path.ts), on the path the SDK built.
+  const unsafe = unsafePathReason(args.url.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, "") || "/");
+  if (unsafe !== undefined) {
+    const error = { reason: "unknown", errorMessage: `unsafe upstream path (${unsafe})` } as const;
+    return { ok: false, error, rawResponse: failedRaw(0, "Unknown Error") };
+  }
   const timeout = args.timeoutMs == null ? undefined : AbortSignal.timeout(args.timeoutMs);
   const signals = [args.abortSignal, timeout].filter((s): s is AbortSignal => s !== undefined);
   try {

@@ -18,6 +18,7 @@ import { Agent } from "undici";
 import { LinkedSignal } from "../../signals";
 import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
 import { BackendError } from "../types";
+import { isDotSegmentId } from "../upstream-path";
 import { toBackendError } from "./errors";
 import { zepFetcher } from "./fetcher";
 import { type ScopeAnswer, toCandidates, ZEP_MAX_LIMIT, type ZepScope } from "./map";
@@ -125,6 +126,14 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
     },
 
     async userExists(userId: string, opts: CallOptions) {
+      // The SDK's URL join resolves a `..` id before any transport sees it (../upstream-path.ts).
+      if (isDotSegmentId(userId)) {
+        throw new BackendError({
+          kind: "invalid_query",
+          backend: "zep",
+          message: "Zep user.get refused: a dot-segment id",
+        });
+      }
       try {
         await client.user.get(userId, callOptions(opts.signal));
         return true;

@@ -40,6 +40,7 @@ import {
   type NativeSource,
   type UpstreamResponse,
 } from "../types";
+import { UnsafeUpstreamPathError, upstreamUrl } from "../upstream-path";
 import { kindForStatus, parseRetryAfterMs, type ZepOperation } from "./errors";
 import { firstIsoTimestamp, ZEP_MAX_LIMIT } from "./map";
 import { calibrateScores, rawScoreOf, requestedReranker, type ZepAnyReranker } from "./score";
@@ -152,7 +153,8 @@ export async function zepExchange(
   try {
     // As fetch: an already aborted call is refused before any connection.
     signal.throwIfAborted();
-    const res = await request(`${zep.baseUrl.replace(/\/+$/, "")}${init.path}`, {
+    // No id may step out of its route (../upstream-path.ts): checked before undici's URL parser resolves it.
+    const res = await request(upstreamUrl(zep.baseUrl, init.path), {
       dispatcher: zep.dispatcher ?? getGlobalDispatcher(),
       method: init.method,
       headers,
@@ -178,6 +180,13 @@ export async function zepExchange(
       headers: answerHeaders,
     };
   } catch (err) {
+    if (err instanceof UnsafeUpstreamPathError) {
+      throw new BackendError({
+        kind: "invalid_query",
+        backend: "zep",
+        message: `Zep ${op} refused: ${err.message}`,
+      });
+    }
     const reason =
       err instanceof BodyTooLargeError
         ? "answer too large"

@@ -17,6 +17,7 @@
 import { z } from "zod";
 import { type Extras, VERSION_STRATEGIES } from "../../backends/openmemory/extras";
 import { OPENMEMORY_MAX_K } from "../../backends/openmemory/native";
+import { DOT_ID_RULE, isDotSegmentId } from "../../backends/upstream-path";
 import { reservedOwnerProblem } from "../owners";
 
 export const OPENMEMORY_DEFAULT_K = 8;
@@ -31,9 +32,12 @@ const asOf = z.union([z.number(), z.string()]).transform((v, ctx) => {
 });
 const strategy = z.enum(VERSION_STRATEGIES, { error: `expected one of ${VERSION_STRATEGIES.join(", ")}` });
 
+/** A user id never `.` or `..` (src/backends/upstream-path.ts). */
+const userId = z.string().refine((v) => !isDotSegmentId(v), DOT_ID_RULE);
+
 const filtersSchema = z.looseObject({
   tags: z.array(z.string().min(1).max(256)).max(64).optional(),
-  user_id: z.string().optional(),
+  user_id: userId.optional(),
   as_of: asOf.optional(),
   version_strategy: strategy.optional(),
 });
@@ -41,7 +45,7 @@ const filtersSchema = z.looseObject({
 const queryBodySchema = z.looseObject({
   query: z.string({ error: "expected string" }).min(1, "length < 1").max(8192, "length > 8192"),
   k: z.number().int().min(1).max(OPENMEMORY_MAX_K, `expected integer 1–${OPENMEMORY_MAX_K}`).optional(),
-  user_id: z.string().optional(),
+  user_id: userId.optional(),
   filters: filtersSchema.optional(),
   as_of: asOf.optional(),
   version_strategy: strategy.optional(),

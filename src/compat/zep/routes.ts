@@ -18,6 +18,7 @@
  */
 import { type Request, Router } from "express";
 import { BackendError } from "../../backends/types";
+import { refuseDotSegmentId } from "../../backends/upstream-path";
 import { askedLimit, zepExchange } from "../../backends/zep/native";
 import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
@@ -40,6 +41,8 @@ const SEARCH_BODY_LIMIT = "256kb";
 const MESSAGES_BODY_LIMIT = "1mb";
 /** Longest a write waits for Zep (it is not a retrieval: no policy timeout applies). */
 const WRITE_TIMEOUT_MS = 30_000;
+
+const invalid = (detail: string) => new HttpProblem("VALIDATION_FAILED", detail);
 
 function zepOf(principal: Principal): { apiKey: string; baseUrl: string } {
   const zep = principal.tenant.backends.zep;
@@ -64,6 +67,8 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
     const reserved = owner === undefined ? undefined : reservedOwnerProblem(owner);
     if (reserved !== undefined) throw new HttpProblem("VALIDATION_FAILED", `user_id: ${reserved}`);
     const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
+    refuseDotSegmentId("user_id", owner, invalid);
+    refuseDotSegmentId("graph_id", graph, invalid);
     const topK = askedLimit(body);
     await serveRetrieval(
       req,
@@ -94,6 +99,7 @@ export function zepRoutes(deps: CompatDeps): Router {
     async function zepThreadContext(req, res) {
       zepOf(principalOf(res));
       const threadId = String(req.params.threadId);
+      refuseDotSegmentId("threadId", threadId, invalid);
       await serveRetrieval(
         req,
         res,
@@ -122,6 +128,7 @@ export function zepRoutes(deps: CompatDeps): Router {
       const compiled = deps.retrieval.policyFor(principal, { policy: asked, policyField: POLICY_HEADER });
       if ("kind" in compiled) throw refusalProblem(compiled);
       const threadId = String(req.params.threadId);
+      refuseDotSegmentId("threadId", threadId, invalid);
       let answer: Awaited<ReturnType<typeof zepExchange>>;
       try {
         answer = await zepExchange(zep, "thread.add_messages", {

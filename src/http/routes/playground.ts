@@ -19,7 +19,7 @@ import type { PolicyRegistry } from "../../policy/registry-types";
 import { BACKEND_NAMES, type BackendName } from "../../policy/schema";
 import { EDITOR_FILE } from "../../retrieval/playground";
 import { POLICY_NAME } from "../../retrieval/policy";
-import { ID_PATTERN } from "../../retrieval/request";
+import { ID_PATTERN, ID_RULE } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
 import { isPolicyAllowed } from "../../tenants/directory";
 import type { TenantDirectory } from "../../tenants/types";
@@ -69,9 +69,7 @@ const policiesSchema = z
 
 const compareBodySchema = z
   .object({
-    userId: z
-      .string({ error: "is required (a string)" })
-      .regex(ID_PATTERN, "must be 1–128 of [A-Za-z0-9_.:@-]"),
+    userId: z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE),
     query: z.string({ error: "is required (a string)" }).max(MAX_QUERY),
     backend: z.enum(BACKEND_NAMES).optional(),
     policies: policiesSchema,
