@@ -66,6 +66,10 @@ const { normalizeAndHash, normalizeForHash } =
 const { sentenceSpans } = built<typeof import("../src/pipeline/text/sentences")>("pipeline/text/sentences");
 const { formatTimestamp } = built<typeof import("../src/pipeline/text/time")>("pipeline/text/time");
 const { warmTokenizers } = built<typeof import("../src/pipeline/tokenizers")>("pipeline/tokenizers");
+const { analyzeQuery } = built<typeof import("../src/pipeline/query/analyze")>("pipeline/query/analyze");
+const { rankStage } = built<typeof import("../src/pipeline/stages/rank")>("pipeline/stages/rank");
+const { selectStage, dynamicK } = built<typeof import("../src/pipeline/stages/select")>("pipeline/stages/select");
+const { certify } = built<typeof import("../src/pipeline/sufficiency")>("pipeline/sufficiency");
 const { compilePolicy } = built<typeof import("../src/policy/compile")>("policy/compile");
 const { parsePolicyText } = built<typeof import("../src/policy/load")>("policy/load");
 const { DETECTORS, policySchema } = built<typeof import("../src/policy/schema")>("policy/schema");
@@ -94,6 +98,8 @@ const SETS = 64;
 const USER = "bench-user";
 /** The query every run clips against (`clip.mode: relevant`); see lib/corpus.ts for the words it draws from. */
 const QUERY = "when is the trip to Lisbon and what did the doctor say about my blood pressure?";
+/** The chat turn's time for the query analysis (a fixed instant: the bench never reads the clock for it). */
+const TURN_TIME = Date.parse("2026-03-01T12:00:00Z");
 
 let sink = 0;
 
@@ -370,8 +376,22 @@ function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]):
   const redacted = work.map((w) => (ctx.redactor.enabled ? redactStage(w, policy, ctx).items : w));
   const above = redacted.map((w) => thresholdStage(w, policy).items);
   const unique = above.map((w) => dedupStage(w, policy).items);
-  const ordered = unique.map((w) => interleaveStage(w, policy).items);
-  const clipped = ordered.map((w) => clipStage(w, policy, ctx, QUERY).items);
+  const ranking = policy.ranking.enabled;
+  const analysis = analyzeQuery(QUERY, TURN_TIME);
+  const ranked = unique.map((w) => rankStage(w, analysis, policy.ranking.weights));
+  const k = policy.ranking.dynamicK.enabled
+    ? dynamicK(analysis, policy.ranking.dynamicK.min, policy.ranking.dynamicK.max)
+    : policy.retrieval.topK;
+  const selectOpts = {
+    lambda: policy.ranking.diversity,
+    k,
+    reserveUpTo: policy.budget.fill ? Math.max(k, policy.budget.maxMemories) : k,
+  };
+  const ordered = ranking
+    ? ranked.map((r) => selectStage(r.items, r.context.relevance, selectOpts).items)
+    : unique.map((w) => interleaveStage(w, policy).items);
+  const clipped = ordered.map((w) => clipStage(w, policy, ctx, QUERY, analysis.answerType).items);
+  const budgeted = clipped.map((w) => budgetStage(w, policy, ctx).items);
   const results = sets.map((s) =>
     runPipeline({ userId: USER, query: QUERY, candidates: s, backend: "local" }, compiled),
   );
@@ -394,9 +414,29 @@ function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]):
       : []),
     ["3 score_threshold", (i) => thresholdStage(at(redacted, i), policy)],
     ["4 deduplication", (i) => dedupStage(at(above, i), policy)],
-    ["5 interleave", (i) => interleaveStage(at(unique, i), policy)],
-    ["6 clip", (i) => clipStage(at(ordered, i), policy, ctx, QUERY)],
+    ...((ranking
+      ? [
+          ["query understanding (analyzeQuery)", () => analyzeQuery(QUERY, TURN_TIME)],
+          ["5a rank", (i: number) => rankStage(at(unique, i), analysis, policy.ranking.weights)],
+          [
+            `5b select (λ ${policy.ranking.diversity}, K ${k})`,
+            (i: number) => selectStage(at(ranked, i).items, at(ranked, i).context.relevance, selectOpts),
+          ],
+        ]
+      : [["5 interleave", (i: number) => interleaveStage(at(unique, i), policy)]]) as Array<
+      [string, (i: number) => unknown]
+    >),
+    ["6 clip", (i) => clipStage(at(ordered, i), policy, ctx, QUERY, analysis.answerType)],
     ["7 token_budget", (i) => budgetStage(at(clipped, i), policy, ctx)],
+    ...((policy.sufficiency.enabled
+      ? [
+          [
+            "sufficiency (certify)",
+            (i: number) =>
+              certify(at(budgeted, i), analysis, policy.sufficiency.threshold, () => 0, at(ranked, i).context.idf),
+          ],
+        ]
+      : []) as Array<[string, (i: number) => unknown]>),
     ["8 format (formatSystemPrompt)", (i) => formatSystemPrompt(at(results, i).memories, opts(i))],
     ["totalTokens (countTotalTokens)", (i) => countTotalTokens(at(contents, i), ctx.tokenizer)],
   ];
@@ -542,8 +582,11 @@ function policyTable(sets: Candidate[][]): string {
 
 // ---- query-aware clipping -----------------------------------------------------------------------------
 
-/** The issue's goal: pipeline p99 ≤ 1 ms with `relevant` clipping, 40 candidates × ~500 characters. */
-const RELEVANT_GOAL_MS = 1;
+/**
+ * The goal: pipeline p99 ≤ 1.5 ms with every ranking stage on (the shipped default: query understanding, rank,
+ * MMR selection, answer-aware relevant clipping, budget, sufficiency), 40 candidates × ~500 characters.
+ */
+const RELEVANT_GOAL_MS = 1.5;
 
 function loadEvalPolicy(name: string): Policy {
   const file = resolve(ROOT, "eval", "policies", `${name}.yaml`);
@@ -901,7 +944,7 @@ export async function main(): Promise<void> {
   }
   if (relevant.shipped !== undefined) {
     console.log(
-      `goal relevant clipping (default.yaml) p99 ≤ ${RELEVANT_GOAL_MS} ms at 40 × ~500 chars: ` +
+      `goal every ranking stage on (default.yaml) p99 ≤ ${RELEVANT_GOAL_MS} ms at 40 × ~500 chars: ` +
         `${ms(relevant.shipped.wall.p99)} ms — ${verdict(relevant.shipped, RELEVANT_GOAL_MS)}`,
     );
   }

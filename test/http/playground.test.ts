@@ -361,7 +361,7 @@ describe("the policy playground's API (/v1/playground)", () => {
       const code = await evalCommand(
         {
           golden,
-          policy: ["policies/default.yaml"],
+          policy: ["test/helpers/policies/default.yaml"],
           backend: "local",
           data: "eval/golden/basic/memories.jsonl",
           budgets: "300,800",
