@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import request from "supertest";
 
-const MAX_UPSTREAM_JSON_DEPTH = 64;
+import { MAX_UPSTREAM_JSON_DEPTH } from "../../src/backends/json";
 
 import * as zepRender from "../../src/compat/zep/render";
 import { BACKEND_FACTORIES } from "../../src/server/services";
@@ -116,8 +116,8 @@ describe.each([
       .post("/v1/retrieve")
       .set("authorization", `Bearer ${KEY}`)
       .send({ userId: "ana", sessionId: "s-1", query: "what do I drink?", useMemory: true, backend });
-  const doorSearch = () =>
-    request(h.app).post("/api/v2/graph/search").set(AUTH).send({ user_id: "ana", query: "what do I drink?" });
+  const doorSearch = (query = "what do I drink?") =>
+    request(h.app).post("/api/v2/graph/search").set(AUTH).send({ user_id: "ana", query });
   const doorContext = () => request(h.app).get("/api/v2/threads/th-1/context").set(AUTH);
   const omQuery = () =>
     request(h.app)
@@ -205,9 +205,18 @@ describe.each([
     expect(ok.headers["x-memgate-fallback"]).toBeUndefined();
     expect(ok.body.edges).toHaveLength(1);
     up.deep = { where: "search-item", json: deepArray(MAX_UPSTREAM_JSON_DEPTH - 3) };
-    const over = await doorSearch();
+    // Another query: the first answer is cached.
+    const over = await doorSearch("what else do I drink?");
     expect(over.status).toBe(200);
     expect(over.headers["x-memgate-fallback"]).toBe("ZEP_UNAVAILABLE; action=skip");
+  });
+
+  test("brackets inside strings are text, not nesting", async () => {
+    up.deep = { where: "search-item", json: JSON.stringify(`${"[{".repeat(500)}\\"${"]}".repeat(500)}`) };
+    const res = await doorSearch();
+    expect(res.status).toBe(200);
+    expect(res.headers["x-memgate-fallback"]).toBeUndefined();
+    expect(res.body.edges).toHaveLength(1);
   });
 
   test("any failure while a door renders its answer is the door's fallback, never a 5xx", async () => {

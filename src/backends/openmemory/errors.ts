@@ -18,6 +18,7 @@
  * never the API key, the query, memory contents or free text from the server.
  */
 import { BodyTooLargeError } from "../body";
+import { parseUpstreamJson } from "../json";
 import { BackendError, type BackendErrorKind } from "../types";
 import { RedirectRefusedError } from "../upstream";
 
@@ -36,11 +37,8 @@ function fail(
 }
 
 function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const parsed = parseUpstreamJson(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 function field(body: unknown, key: string): unknown {

@@ -29,6 +29,7 @@
  */
 import { Agent } from "undici";
 import type { Candidate } from "../../pipeline/types";
+import { parseUpstreamJson } from "../json";
 import {
   type Backend,
   BackendError,
@@ -123,11 +124,9 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
         response: { status, contentType, body: text },
       });
     }
-    try {
-      return { status, json: JSON.parse(text) };
-    } catch {
-      throw malformedBody(op, "not JSON", status);
-    }
+    const parsed = parseUpstreamJson(text);
+    if (!parsed.ok) throw malformedBody(op, parsed.reason, status);
+    return { status, json: parsed.value };
   }
 
   function keyFor(userId: string): string | undefined {

@@ -17,6 +17,7 @@
  */
 import type { ZepClient } from "@getzep/zep-cloud";
 import { BodyTooLargeError } from "../body";
+import { parseUpstreamJson } from "../json";
 import { ACCEPT_ENCODING, callUpstream, RedirectRefusedError, type UpstreamAnswer } from "../upstream";
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof ZepClient>[0]>;
@@ -63,21 +64,13 @@ function requestUrl(args: FetcherArgs): string {
   return query === "" ? args.url : `${args.url}${args.url.includes("?") ? "&" : "?"}${query}`;
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
 /** An error answer's body: JSON when the content type says JSON (or says nothing and it parses), else text. */
 function errorBody(answer: UpstreamAnswer): unknown {
   const text = answer.body;
   const contentType = (answer.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (contentType !== "" && !JSON_TYPES.test(contentType)) return text;
   if (text === "") return undefined;
-  const parsed = parseJson(text);
+  const parsed = parseUpstreamJson(text);
   return parsed.ok ? parsed.value : text;
 }
 
@@ -101,7 +94,7 @@ async function fetchOnce(args: FetcherArgs): Promise<ApiResponse> {
       return { ok: false, error: { reason: "status-code", statusCode: answer.status, body }, rawResponse };
     }
     if (answer.body === "") return { ok: true, body: undefined, rawResponse };
-    const parsed = parseJson(answer.body);
+    const parsed = parseUpstreamJson(answer.body);
     if (parsed.ok) return { ok: true, body: parsed.value, rawResponse };
     return {
       ok: false,

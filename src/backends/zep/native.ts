@@ -28,7 +28,7 @@
 import type { Dispatcher } from "undici";
 import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
 import { BodyTooLargeError } from "../body";
-import { isRecord } from "../json";
+import { isRecord, parseUpstreamJson } from "../json";
 import {
   BackendError,
   type NativeAnswer,
@@ -170,11 +170,9 @@ export async function zepJson(zep: ZepWire, op: ZepOperation, init: ZepCallInit)
         : {}),
     });
   }
-  try {
-    return JSON.parse(answer.body);
-  } catch {
-    throw malformed(op, "not JSON", status);
-  }
+  const parsed = parseUpstreamJson(answer.body);
+  if (!parsed.ok) throw malformed(op, parsed.reason, status);
+  return parsed.value;
 }
 
 function malformed(op: ZepOperation, detail: string, status?: number): BackendError {
