@@ -13,6 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import { warmTokenizers } from "../../src/pipeline/tokenizers";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
 import { type Harness, makeHarness } from "../helpers/harness";
@@ -117,6 +118,9 @@ describe.each(Object.entries(POLICIES))("Finding 03 — one huge memory, policy 
   let h: Harness;
   let server: Server;
   let origin: string;
+
+  // As `memgate serve` does at boot: loading the BPE ranks (~2 s here) is not what this measures.
+  beforeAll(() => warmTokenizers(["o200k_base"]));
 
   beforeEach(async () => {
     zep = await startFakeZep();
