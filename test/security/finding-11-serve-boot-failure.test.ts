@@ -99,6 +99,24 @@ describe("Finding 11 — memgate serve exits 1 with a one-line reason when the b
     expectOneLineExit(r, new RegExp(`^memgate: .*${data}.*ENOENT`));
   }, 30_000);
 
+  test("a failed boot leaves nothing running: the CLI's serve ends by itself, without the binary's exit", () => {
+    const file = join(dir, "missing.jsonl");
+    const started = Date.now();
+    const r = spawnSync(
+      process.execPath,
+      ["-e", "require('./dist/cli/main.js').main(['serve']).then((c) => { process.exitCode = c; })"],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? "", PORT: "0", LOG_LEVEL: "warn", MEMGATE_LOCAL_DATA: file },
+        encoding: "utf8",
+        timeout: HANG_MS,
+        killSignal: "SIGKILL",
+      },
+    );
+    expect({ status: r.status, signal: r.signal }).toEqual({ status: 1, signal: null });
+    expect(Date.now() - started).toBeLessThan(HANG_MS);
+  }, 30_000);
+
   test("a tenant's default policy that does not load (the boot failure that already exited)", () => {
     const tenants = join(dir, "tenants.yaml");
     const data = join(dir, "ok.jsonl");
