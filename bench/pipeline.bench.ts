@@ -68,7 +68,8 @@ const { formatTimestamp } = built<typeof import("../src/pipeline/text/time")>("p
 const { warmTokenizers } = built<typeof import("../src/pipeline/tokenizers")>("pipeline/tokenizers");
 const { analyzeQuery } = built<typeof import("../src/pipeline/query/analyze")>("pipeline/query/analyze");
 const { rankStage } = built<typeof import("../src/pipeline/stages/rank")>("pipeline/stages/rank");
-const { selectStage, dynamicK } = built<typeof import("../src/pipeline/stages/select")>("pipeline/stages/select");
+const { selectStage, dynamicK } =
+  built<typeof import("../src/pipeline/stages/select")>("pipeline/stages/select");
 const { certify } = built<typeof import("../src/pipeline/sufficiency")>("pipeline/sufficiency");
 const { compilePolicy } = built<typeof import("../src/policy/compile")>("policy/compile");
 const { parsePolicyText } = built<typeof import("../src/policy/load")>("policy/load");
@@ -433,7 +434,13 @@ function stageBreakdown(compiled: CompiledPolicy, sets: readonly Candidate[][]):
           [
             "sufficiency (certify)",
             (i: number) =>
-              certify(at(budgeted, i), analysis, policy.sufficiency.threshold, () => 0, at(ranked, i).context.idf),
+              certify(
+                at(budgeted, i),
+                analysis,
+                policy.sufficiency.threshold,
+                () => 0,
+                at(ranked, i).context.idf,
+              ),
           ],
         ]
       : []) as Array<[string, (i: number) => unknown]>),

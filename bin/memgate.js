@@ -15,4 +15,7 @@ require(entry)
   .main(process.argv.slice(2))
   .then((code) => {
     if (typeof code === "number") process.exitCode = code;
+    // A `serve` that failed to boot has printed its one-line reason: exit now, whatever handle a half-built
+    // boot (a file watcher, a connection, the telemetry SDK) may still hold, instead of neither serving nor exiting.
+    if (process.argv[2] === "serve" && code !== 0) process.exit(typeof code === "number" ? code : 1);
   });

@@ -38,15 +38,3 @@ export async function readBoundedText(
   }
   return text + decoder.decode();
 }
-
-/** `readBoundedText` for a fetch `Response` (its stream is cancelled over the bound). */
-export function readResponseText(response: Response, limitBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
-  const body = response.body;
-  return readBoundedText(
-    body as AsyncIterable<Uint8Array> | null,
-    () => {
-      body?.cancel().catch(() => undefined);
-    },
-    limitBytes,
-  );
-}

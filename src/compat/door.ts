@@ -9,6 +9,8 @@
  * - fallback → `x-memgate-fallback: <CODE>; action=<action>` and, when the `cache` action served a stored
  *   payload, that payload in the door's shape (`x-memgate-cache: hit|stale`), else the door's empty answer.
  *   Never a 5xx for a failing backend.
+ * - a rendering that throws (see `sendRendered`) → the door's empty answer, `x-memgate-fallback: POLICY_FAILED;
+ *   action=skip`.
  * - refused (policy not allowed / unknown, `overrides` without admin) → problem+json 403 / 400.
  * - rejected (the upstream refused the caller's own request: Zep 400/413/414/422, OpenMemory 400) → its answer,
  *   status and body as it came, so the SDK raises its own error.
@@ -61,7 +63,7 @@ export async function serveRetrieval(
     case "payload": {
       const { payload } = outcome;
       markPayload(res, payload);
-      sendJson(res, 200, JSON.stringify(render.answer(payload)));
+      sendRendered(res, () => render.answer(payload), { deps, render, principal, request });
       return;
     }
     case "fallback": {
@@ -79,10 +81,52 @@ export async function serveRetrieval(
         "drop-in door fallback",
       );
       const served = outcome.action === "cache" && payload.native !== undefined;
-      sendJson(res, 200, JSON.stringify(served ? render.answer(payload) : render.empty()));
+      sendRendered(res, () => (served ? render.answer(payload) : render.empty()), {
+        deps,
+        render,
+        principal,
+        request,
+      });
       return;
     }
   }
+}
+
+/** The fallback a door answers when rendering failed: nothing served, as a `skip`. */
+export const RENDER_FALLBACK = "POLICY_FAILED; action=skip";
+
+/**
+ * Sends a door's rendered answer. Rendering walks objects an upstream sent (kept items, echoed fields); whatever
+ * makes it throw — a stack overflow on a structure the upstream JSON bound (src/backends/json.ts) did not stop,
+ * a bug — the caller gets the door's empty answer as a `POLICY_FAILED` skip (`x-memgate-fallback`), never a 5xx;
+ * the failure is logged (its class only: the message may quote upstream text).
+ */
+function sendRendered(
+  res: ServerResponse,
+  answer: () => unknown,
+  ctx: {
+    deps: { logger: Logger };
+    render: DoorRendering;
+    principal: ReturnType<typeof principalOf>;
+    request: DoorRequest;
+  },
+): void {
+  let text: string;
+  try {
+    text = JSON.stringify(answer());
+  } catch (err) {
+    ctx.deps.logger.error(
+      {
+        err: { type: err instanceof Error ? err.name : typeof err },
+        tenant: ctx.principal.tenant.id,
+        door: ctx.request.native?.kind,
+      },
+      "drop-in door rendering failed: answered its fallback",
+    );
+    res.setHeader(FALLBACK_HEADER, RENDER_FALLBACK);
+    text = JSON.stringify(ctx.render.empty());
+  }
+  sendJson(res, 200, text);
 }
 
 function markPayload(res: ServerResponse, payload: RetrievalPayload): void {

@@ -1,4 +1,5 @@
 import type { CompiledPolicy } from "../policy/compile";
+import { boundWork, workBoundChars } from "./bound";
 import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
 import { budgetStage } from "./stages/budget";
 import { clipStage } from "./stages/clip";
@@ -88,7 +89,9 @@ export function runPipeline(
   const { policy, ctx } = compiled;
   const trace: StageTrace[] = [];
   const applied: string[] = [];
-  let items = input.candidates.map(toWorkItem);
+  // Each memory cut to what the budget could ever use before any stage walks it (./bound.ts).
+  const workBound = workBoundChars(policy.retrieval.maxTokens);
+  let items = input.candidates.map((c) => boundWork(toWorkItem(c), workBound));
   /** `rewrites`: the stage may rewrite contents, which are then redacted again (`redactRewritten`). */
   const run = (filter: string, stage: () => StageResult, rewrites = false) => {
     const startedAt = observer?.now() ?? 0;
@@ -181,7 +184,7 @@ function toEntry(item: WorkItem, collection: string, searchType: string): Memory
   const provenance: MemoryEntry["provenance"] = {
     collection,
     searchType,
-    originalLength: item.originalLength,
+    originalLength: item.arrivedLength ?? item.originalLength,
     wasRedacted: item.wasRedacted,
   };
   if (item.backend !== undefined) provenance.backend = item.backend;

@@ -53,6 +53,8 @@ export interface WorkItem extends Candidate {
   timeMs: number;
   /** Length (UTF-16 code units) of the content before clipping; set by the clip stage. */
   originalLength: number;
+  /** Length of the content as it arrived, when the work bound cut it (../pipeline/bound.ts): the reported length. */
+  arrivedLength?: number;
   wasRedacted: boolean;
   /**
    * A candidate beyond `topK` kept by dedup for `budget.fill`: the budget takes it only after every topK

@@ -3,19 +3,22 @@
  * (Zep's `context` of a thread, of a graph search, of `thread.addMessages` with `return_context`), and the
  * free-text fields of a drop-in door's original result items.
  */
+import { boundText, workBoundChars } from "../pipeline/bound";
 import { fitToTokens } from "../pipeline/stages/budget";
 import type { Redactor } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 
 /**
- * Redaction (when the policy enables it), then the strict token budget (`retrieval.maxTokens`, the policy's
+ * The work bound (src/pipeline/bound.ts), redaction (when the policy enables it), then the strict token budget (`retrieval.maxTokens`, the policy's
  * tokenizer, "..." counted) on one context block. No clipping: a context block is not one memory. A block whose
  * first word does not fit becomes "".
  */
 export function shapeText(text: string, compiled: CompiledPolicy): string {
   const { redactor, tokenizer } = compiled.ctx;
-  const redacted = redactor.enabled ? redactor.redact(text).text : text;
   const { maxTokens } = compiled.policy.retrieval;
+  // Cut to what the budget could ever use before anything walks it, as every memory is (src/pipeline/bound.ts).
+  const bounded = boundText(text, workBoundChars(maxTokens));
+  const redacted = redactor.enabled ? redactor.redact(bounded).text : bounded;
   if (tokenizer.count(redacted) <= maxTokens) return redacted;
   return fitToTokens(redacted, maxTokens, tokenizer) ?? "";
 }

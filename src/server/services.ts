@@ -124,13 +124,20 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     instrumentFactories(localStores.capture(opts.factories ?? BACKEND_FACTORIES)),
     resilientBackends(resilienceFromEnv(env), logger),
   );
-  // Load every local store now: a bad data file should stop the boot, not the first request.
+  // Load every local store now: a bad data file should stop the boot, not the first request. A boot that stops
+  // here releases what it started (the policy watcher would otherwise keep `memgate serve` alive, issue 26 #11).
   // One store per tenant, even when tenants name the same file (each gets its own writable copy).
   for (const shared of sharedDataFiles(tenants.tenants()))
     logger.info(shared, "local data file loaded once per tenant (stores are not shared)");
-  for (const tenant of tenants.tenants()) {
-    const local = backends.get(tenant, "local");
-    if (local) await local;
+  try {
+    for (const tenant of tenants.tenants()) {
+      const local = backends.get(tenant, "local");
+      if (local) await local;
+    }
+  } catch (err) {
+    policies.close();
+    await backends.close().catch(() => undefined);
+    throw err;
   }
   // --- redis: cache, single-flight, limits and cooldowns, shared through Redis when one is configured ---
   const shared = createSharedState(env, logger);

@@ -1,6 +1,6 @@
 /**
  * The OpenMemory adapter's HTTP transport (undici.request through a keep-alive Agent per instance), against a bare
- * local server that records connections: redirects refused as fetch's `redirect: "error"` did, aborts and
+ * local server that records connections: redirects refused (never followed), aborts and
  * timeouts, rate-limit headers read from undici's header object, connections reused after error answers, close().
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -74,7 +74,7 @@ describe("openmemory adapter transport", () => {
     );
 
   test.each([301, 302, 303, 307, 308])(
-    "a %i redirect is refused, not followed (as fetch redirect: error)",
+    "a %i redirect is refused, not followed (src/backends/upstream.ts)",
     async (status) => {
       up.handle = (_req, res) =>
         res
@@ -86,7 +86,7 @@ describe("openmemory adapter transport", () => {
         kind: "unavailable",
         status: undefined,
         retryable: true,
-        message: "OpenMemory query failed: network error",
+        message: `OpenMemory query failed: redirect refused (HTTP ${status})`,
       });
       expect(up.requests).toEqual(["POST /memory/query"]);
       // The refused answers' bodies are drained, so their connections go back to the pool and are reused

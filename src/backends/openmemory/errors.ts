@@ -4,6 +4,7 @@
  * | what happened | kind | why |
  * |---|---|---|
  * | timeout, caller abort, connection refused/reset, DNS | unavailable | the server cannot answer now |
+ * | a redirect (301, 302, 303, 307, 308) | unavailable | never followed (../upstream.ts): it would send the key, or memgate itself, wherever it points |
  * | 5xx | unavailable | |
  * | 5xx `{"error":"query_failed","message":"Rate limit: N active queries (max M)"}` | rate_limited, retry 1 s | the server's concurrency guard: backpressure, not an outage. It clears as soon as a query finishes, so serving the last good payload (the `cache` action of RATE_LIMITED) fits better than skipping memory, and nothing should open a circuit on it |
  * | 429 | rate_limited | `retry_after` (s) from the body, else `Retry-After`, else `X-RateLimit-Reset`, else 1 s |
@@ -17,7 +18,9 @@
  * never the API key, the query, memory contents or free text from the server.
  */
 import { BodyTooLargeError } from "../body";
+import { parseUpstreamJson } from "../json";
 import { BackendError, type BackendErrorKind } from "../types";
+import { RedirectRefusedError } from "../upstream";
 
 export const OVERLOAD_RETRY_AFTER_MS = 1000;
 export const DEFAULT_RETRY_AFTER_MS = 1000;
@@ -34,11 +37,8 @@ function fail(
 }
 
 function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const parsed = parseUpstreamJson(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 function field(body: unknown, key: string): unknown {
@@ -143,6 +143,8 @@ export function errorFromResponse(
 export function errorFromThrown(op: string, err: unknown, signal: AbortSignal): BackendError {
   if (err instanceof BodyTooLargeError)
     return fail("unavailable", `${op}: ${err.message}`, { cause: err, oversized: true });
+  if (err instanceof RedirectRefusedError)
+    return fail("unavailable", `${op} failed: redirect refused (HTTP ${err.status})`, { cause: err });
   if (signal.aborted) {
     // By name, not `instanceof Error`: the reason of `AbortSignal.timeout` is a DOMException from another realm
     // under jest (not an instance of the test's `Error`).

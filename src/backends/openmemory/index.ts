@@ -2,11 +2,12 @@
  * The OpenMemory backend (CaviraOSS OpenMemory server, v1.3.x wire format; see map.ts for the score
  * normalization and field mapping, errors.ts for the error mapping).
  *
- * `undici.request` (about a third of the global `fetch`'s CPU per call) through one keep-alive `Agent` per
- * adapter instance, closed by `close()`; the caller's AbortSignal, one request per call, no retries: the caller's
- * deadline and fallback policy decide what happens next. Kept as `fetch` did it: a request whose signal already
- * fired is never sent, redirects are refused (301/302/303/307/308 → the same network error as fetch's
- * `redirect: "error"`), and the body is always read to the end, so the connection goes back to the pool. The
+ * Every call goes through the one upstream call helper (../upstream.ts: `undici.request`, about a third of the
+ * global `fetch`'s CPU per call; redirects refused, the answer read up to 8 MiB, `user-agent: memgate`) through
+ * one keep-alive `Agent` per adapter instance, closed by `close()`; the caller's AbortSignal, one request per
+ * call, no retries: the caller's deadline and fallback policy decide what happens next. A request whose signal
+ * already fired is never sent, a redirect (301/302/303/307/308) is unavailable ("redirect refused"), and the body
+ * is always read to the end or destroyed, so the connection goes back to the pool or is closed. The
  * OpenTelemetry undici instrumentation sees these requests on the same diagnostics channels as fetch's (client
  * span, `traceparent`/`baggage` injected).
  *
@@ -26,9 +27,9 @@
  * search returns `[]`). `ping` is `GET /health` (public on the server: it proves reachability, not the key).
  * OpenMemory has one retrieval mode (hybrid sector search), so `searchType` is not sent.
  */
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 import type { Candidate } from "../../pipeline/types";
-import { readBoundedText } from "../body";
+import { parseUpstreamJson } from "../json";
 import {
   type Backend,
   BackendError,
@@ -36,6 +37,7 @@ import {
   type NativeSearchRequest,
   type SearchRequest,
 } from "../types";
+import { callUpstream } from "../upstream";
 import { upstreamUrl } from "../upstream-path";
 import { errorFromResponse, errorFromThrown, malformedBody, type ResponseHeaders } from "./errors";
 import { parseQueryBody, toCandidates } from "./map";
@@ -60,11 +62,6 @@ export interface OpenMemoryBackendConfig {
   authStyle?: OpenMemoryAuthStyle;
 }
 
-/** The statuses fetch follows (and, with `redirect: "error"`, refuses); other 3xx are plain non-2xx answers. */
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** undici.request sends no user-agent of its own; proxies and WAFs in front of OpenMemory may want one. */
-const USER_AGENT = "memgate";
-
 interface CallInit {
   method: "GET" | "POST";
   path: string;
@@ -81,7 +78,7 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
   let closing: Promise<void> | undefined;
 
   function headers(key: string | undefined, hasBody: boolean): Record<string, string> {
-    const h: Record<string, string> = { accept: "application/json", "user-agent": USER_AGENT };
+    const h: Record<string, string> = { accept: "application/json" };
     if (hasBody) h["content-type"] = "application/json";
     if (key !== undefined && key !== "") {
       if (authStyle === "bearer") h.authorization = `Bearer ${key}`;
@@ -99,24 +96,18 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
     let text: string;
     let resHeaders: ResponseHeaders;
     try {
-      // As fetch: an already aborted call is refused before any connection (it rejects with the signal's reason).
-      init.signal.throwIfAborted();
       // No id may step out of its route (../upstream-path.ts): checked before undici's URL parser resolves it.
-      const res = await request(upstreamUrl(baseUrl, init.path), {
-        dispatcher: agent,
+      const answer = await callUpstream({
+        url: upstreamUrl(baseUrl, init.path),
         method: init.method,
         headers: headers(init.key, init.body !== undefined),
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
         signal: init.signal,
+        dispatcher: agent,
       });
-      status = res.statusCode;
-      resHeaders = res.headers;
-      if (REDIRECT_STATUSES.has(status)) {
-        await res.body.dump().catch(() => undefined);
-        // What fetch's `redirect: "error"` threw: TypeError("fetch failed") caused by "unexpected redirect".
-        throw new TypeError("fetch failed", { cause: new Error(`unexpected redirect (HTTP ${status})`) });
-      }
-      text = await readBoundedText(res.body, () => res.body.destroy());
+      status = answer.status;
+      resHeaders = answer.headers.raw;
+      text = answer.body;
     } catch (err) {
       throw errorFromThrown(op, err, init.signal);
     }
@@ -135,11 +126,9 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
         response: { status, contentType, body: text },
       });
     }
-    try {
-      return { status, json: JSON.parse(text) };
-    } catch {
-      throw malformedBody(op, "not JSON", status);
-    }
+    const parsed = parseUpstreamJson(text);
+    if (!parsed.ok) throw malformedBody(op, parsed.reason, status);
+    return { status, json: parsed.value };
   }
 
   function keyFor(userId: string): string | undefined {

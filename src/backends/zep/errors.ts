@@ -4,6 +4,7 @@
  * | what the SDK throws                                         | kind            |
  * |-------------------------------------------------------------|-----------------|
  * | `ZepTimeoutError`, or `ZepError` with no `statusCode`       | `unavailable`   |
+ * |   (a refused redirect: "unexpected redirect (HTTP 307)";    |                 |
  * |   (Node 20 timeout: message contains "timeout"; network:    |                 |
  * |   "fetch failed"; caller's signal: "The user aborted …")    |                 |
  * | `AbortError` / `TimeoutError` / any other unexpected error  | `unavailable`   |
@@ -84,7 +85,7 @@ export function kindForStatus(status: number): BackendErrorKind {
 /** Why a call without an HTTP status failed, from the error's class and the SDK's fixed texts. */
 function reasonWithoutStatus(
   err: unknown,
-): "timeout" | "aborted" | "network error" | "answer too large" | "unexpected error" {
+): "timeout" | "aborted" | "network error" | "answer too large" | "redirect refused" | "unexpected error" {
   if (err instanceof ZepTimeoutError) return "timeout";
   if (!(err instanceof Error)) return "unexpected error";
   if (err.name === "TimeoutError") return "timeout";
@@ -93,6 +94,8 @@ function reasonWithoutStatus(
   const message = err.message.toLowerCase();
   // ./fetcher.ts reports a BodyTooLargeError as an "unknown" failure carrying its message.
   if (message.includes("upstream answer over")) return "answer too large";
+  // ./fetcher.ts reports a refused redirect (../upstream.ts) the same way: "unexpected redirect (HTTP 307)".
+  if (message.includes("unexpected redirect")) return "redirect refused";
   if (message.includes("timeout")) return "timeout";
   if (message.includes("abort")) return "aborted";
   return "network error";

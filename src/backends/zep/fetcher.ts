@@ -1,5 +1,8 @@
 /**
- * The HTTP layer plugged into `ZepClient` through its documented `fetcher` option. The SDK still builds every
+ * The HTTP layer plugged into `ZepClient` through its documented `fetcher` option: the one upstream call helper
+ * (../upstream.ts: no redirect followed, the answer read up to 8 MiB, `user-agent: memgate`). Before it, this
+ * used the global `fetch`, which follows redirects: a 307 on the existence check (`GET /users/{id}`) made memgate
+ * request any address, a same-origin 302 sent the tenant's key to any path (issue 26, finding 4). The SDK still builds every
  * request (URL, auth and Fern headers, serialization), parses answers and throws its own error classes; this
  * replaces only its transport, because the SDK's own one (3.30.0 `makeRequest`) arms a plain `setTimeout` of
  * `timeoutInSeconds` and clears it only when a response arrives: after every timeout, abort or network error
@@ -9,10 +12,13 @@
  * Behaviour kept from the SDK's fetcher: the same `APIResponse` results (`status-code`, `non-json`, `timeout`,
  * `unknown` with "The user aborted a request" when the caller's signal fired), error bodies parsed as JSON when
  * the content type says so and as text otherwise. Differences: the time limit is an `AbortSignal.timeout`
- * (unref'd, gone with the call), and there are no retries (`maxRetries` is ignored: the adapter passes 0).
+ * (unref'd, gone with the call), there are no retries (`maxRetries` is ignored: the adapter passes 0), a redirect
+ * is an `unknown` failure ("unexpected redirect (HTTP 307)"), and the user-agent is memgate's.
  */
 import type { ZepClient } from "@getzep/zep-cloud";
-import { BodyTooLargeError, readResponseText } from "../body";
+import { BodyTooLargeError } from "../body";
+import { parseUpstreamJson } from "../json";
+import { ACCEPT_ENCODING, callUpstream, RedirectRefusedError, type UpstreamAnswer } from "../upstream";
 import { unsafePathReason } from "../upstream-path";
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof ZepClient>[0]>;
@@ -23,9 +29,15 @@ type RawResponse = ApiResponse["rawResponse"];
 
 const JSON_TYPES = /^(application\/(json|hal\+json|ld\+json|problem\+json|vnd\..+\+json)|text\/json)$/;
 
-function rawOf(response: Response): RawResponse {
-  const { headers, redirected, status, statusText, type, url } = response;
-  return { headers, redirected, status, statusText, type, url };
+function rawOf(answer: UpstreamAnswer, url: string): RawResponse {
+  return {
+    headers: answer.headers.toHeaders(),
+    redirected: false,
+    status: answer.status,
+    statusText: "",
+    type: "basic",
+    url,
+  };
 }
 
 function failedRaw(status: number, statusText: string): RawResponse {
@@ -53,21 +65,13 @@ function requestUrl(args: FetcherArgs): string {
   return query === "" ? args.url : `${args.url}${args.url.includes("?") ? "&" : "?"}${query}`;
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
 /** An error answer's body: JSON when the content type says JSON (or says nothing and it parses), else text. */
-async function errorBody(response: Response): Promise<unknown> {
-  const text = await readResponseText(response);
-  const contentType = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+function errorBody(answer: UpstreamAnswer): unknown {
+  const text = answer.body;
+  const contentType = (answer.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (contentType !== "" && !JSON_TYPES.test(contentType)) return text;
   if (text === "") return undefined;
-  const parsed = parseJson(text);
+  const parsed = parseUpstreamJson(text);
   return parsed.ok ? parsed.value : text;
 }
 
@@ -80,29 +84,33 @@ async function fetchOnce(args: FetcherArgs): Promise<ApiResponse> {
   }
   const timeout = args.timeoutMs == null ? undefined : AbortSignal.timeout(args.timeoutMs);
   const signals = [args.abortSignal, timeout].filter((s): s is AbortSignal => s !== undefined);
+  const url = requestUrl(args);
   try {
-    const response = await fetch(requestUrl(args), {
+    const headers = await resolveHeaders(args);
+    headers["accept-encoding"] = ACCEPT_ENCODING;
+    const answer = await callUpstream({
+      url,
       method: args.method,
-      headers: await resolveHeaders(args),
-      body: args.body === undefined ? undefined : JSON.stringify(args.body),
-      signal: signals.length === 0 ? null : AbortSignal.any(signals),
+      headers,
+      ...(args.body === undefined ? {} : { body: JSON.stringify(args.body) }),
+      signal: signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals),
     });
-    const rawResponse = rawOf(response);
-    if (response.status < 200 || response.status >= 400) {
-      const body = await errorBody(response);
-      return { ok: false, error: { reason: "status-code", statusCode: response.status, body }, rawResponse };
+    const rawResponse = rawOf(answer, url);
+    if (answer.status < 200 || answer.status >= 400) {
+      const body = errorBody(answer);
+      return { ok: false, error: { reason: "status-code", statusCode: answer.status, body }, rawResponse };
     }
-    const text = await readResponseText(response);
-    if (text === "") return { ok: true, body: undefined, rawResponse };
-    const parsed = parseJson(text);
+    if (answer.body === "") return { ok: true, body: undefined, rawResponse };
+    const parsed = parseUpstreamJson(answer.body);
     if (parsed.ok) return { ok: true, body: parsed.value, rawResponse };
     return {
       ok: false,
-      error: { reason: "non-json", statusCode: response.status, rawBody: text },
+      error: { reason: "non-json", statusCode: answer.status, rawBody: answer.body },
       rawResponse,
     };
   } catch (err) {
-    if (err instanceof BodyTooLargeError) {
+    if (err instanceof BodyTooLargeError || err instanceof RedirectRefusedError) {
+      // No status: the SDK throws a ZepError without one, which ./errors.ts classifies by this message.
       const error = { reason: "unknown", errorMessage: err.message } as const;
       return { ok: false, error, rawResponse: failedRaw(502, "Bad Gateway") };
     }

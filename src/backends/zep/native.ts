@@ -27,12 +27,10 @@
  * door to refill with the kept items.
  */
 
-import { pipeline, type Transform } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate, constants as zlibConstants } from "node:zlib";
-import { type Dispatcher, getGlobalDispatcher, request } from "undici";
+import type { Dispatcher } from "undici";
 import { type Candidate, type MemoryType, ROLES, type Role } from "../../pipeline/types";
-import { BodyTooLargeError, readBoundedText } from "../body";
-import { isRecord } from "../json";
+import { BodyTooLargeError } from "../body";
+import { isRecord, parseUpstreamJson } from "../json";
 import {
   BackendError,
   type NativeAnswer,
@@ -40,6 +38,7 @@ import {
   type NativeSource,
   type UpstreamResponse,
 } from "../types";
+import { ACCEPT_ENCODING, type AnswerHeaders, callUpstream, RedirectRefusedError } from "../upstream";
 import { UnsafeUpstreamPathError, upstreamUrl } from "../upstream-path";
 import { kindForStatus, parseRetryAfterMs, type ZepOperation } from "./errors";
 import { firstIsoTimestamp, ZEP_MAX_LIMIT } from "./map";
@@ -97,45 +96,12 @@ export interface ZepCallInit {
   abortedAs?: "timeout" | "aborted";
 }
 
-/** The statuses fetch follows (and, with `redirect: "error"`, refuses); other 3xx are plain non-2xx answers. */
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** undici.request sends no user-agent of its own (fetch sent `node`); proxies and WAFs in front of Zep may want one. */
-const USER_AGENT = "memgate";
-
-/** Sent as fetch sent it: Zep Cloud compresses its JSON answers for callers that accept it. */
-const ACCEPT_ENCODING = "gzip, deflate, br";
-
-/** A decoder for the answer's `content-encoding` (one coding, as fetch decodes them); undefined: read as it is. */
-function decoderFor(encoding: string | null): Transform | undefined {
-  switch (encoding?.trim().toLowerCase()) {
-    case "gzip":
-    case "x-gzip":
-      return createGunzip({ flush: zlibConstants.Z_SYNC_FLUSH, finishFlush: zlibConstants.Z_SYNC_FLUSH });
-    case "deflate":
-      return createInflate();
-    case "br":
-      return createBrotliDecompress();
-    default:
-      return undefined;
-  }
-}
-
-/** A response's headers, read as fetch's `Headers` are (`get`, case-insensitive; repeated values joined). */
-export class AnswerHeaders {
-  constructor(private readonly raw: Record<string, string | string[] | undefined>) {}
-  get(name: string): string | null {
-    const value = this.raw[name.toLowerCase()];
-    if (value === undefined) return null;
-    return Array.isArray(value) ? value.join(", ") : value;
-  }
-}
-
 /**
  * One buffered HTTP exchange with Zep, with the tenant's key: the answer as it came (any status). Throws
  * BackendError (unavailable) only when there is no answer: network error, timeout, a redirect (following one
- * would hand the key to wherever it points), an answer over 8 MiB. Over `undici.request`, not the global
- * `fetch`: about half the CPU per call (README, "The Zep path and the cache hit against their floors"); the
- * OpenTelemetry undici instrumentation sees both the same way (client span, `traceparent` out).
+ * would hand the key to wherever it points), an answer over 8 MiB. Through the one upstream call helper
+ * (../upstream.ts: `undici.request`, about half the global `fetch`'s CPU per call — README, "The Zep path and the
+ * cache hit against their floors"; redirects refused, bounded read, user-agent).
  */
 export async function zepExchange(
   zep: ZepWire,
@@ -145,39 +111,24 @@ export async function zepExchange(
   const headers: Record<string, string> = {
     authorization: `Api-Key ${zep.apiKey}`,
     accept: "application/json",
-    "user-agent": USER_AGENT,
     "accept-encoding": ACCEPT_ENCODING,
   };
   if (init.body !== undefined) headers["content-type"] = "application/json";
-  const { signal } = init;
   try {
-    // As fetch: an already aborted call is refused before any connection.
-    signal.throwIfAborted();
     // No id may step out of its route (../upstream-path.ts): checked before undici's URL parser resolves it.
-    const res = await request(upstreamUrl(zep.baseUrl, init.path), {
-      dispatcher: zep.dispatcher ?? getGlobalDispatcher(),
+    const answer = await callUpstream({
+      url: upstreamUrl(zep.baseUrl, init.path),
       method: init.method,
       headers,
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal,
-    });
-    if (REDIRECT_STATUSES.has(res.statusCode)) {
-      await res.body.dump().catch(() => undefined);
-      throw new Error(`unexpected redirect (HTTP ${res.statusCode})`);
-    }
-    const answerHeaders = new AnswerHeaders(res.headers);
-    const decoder = decoderFor(answerHeaders.get("content-encoding"));
-    // The bound applies to the decoded text: a small compressed answer cannot inflate past it.
-    const stream = decoder === undefined ? res.body : pipeline(res.body, decoder, () => undefined);
-    const body = await readBoundedText(stream, () => {
-      res.body.destroy();
-      decoder?.destroy();
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal: init.signal,
+      ...(zep.dispatcher === undefined ? {} : { dispatcher: zep.dispatcher }),
     });
     return {
-      status: res.statusCode,
-      contentType: answerHeaders.get("content-type"),
-      body,
-      headers: answerHeaders,
+      status: answer.status,
+      contentType: answer.headers.get("content-type"),
+      body: answer.body,
+      headers: answer.headers,
     };
   } catch (err) {
     if (err instanceof UnsafeUpstreamPathError) {
@@ -190,11 +141,13 @@ export async function zepExchange(
     const reason =
       err instanceof BodyTooLargeError
         ? "answer too large"
-        : init.timedOut?.() === true
-          ? "timeout"
-          : init.signal.aborted
-            ? (init.abortedAs ?? "timeout")
-            : "network error";
+        : err instanceof RedirectRefusedError
+          ? "redirect refused"
+          : init.timedOut?.() === true
+            ? "timeout"
+            : init.signal.aborted
+              ? (init.abortedAs ?? "timeout")
+              : "network error";
     throw new BackendError({
       kind: "unavailable",
       backend: "zep",
@@ -229,11 +182,9 @@ export async function zepJson(zep: ZepWire, op: ZepOperation, init: ZepCallInit)
         : {}),
     });
   }
-  try {
-    return JSON.parse(answer.body);
-  } catch {
-    throw malformed(op, "not JSON", status);
-  }
+  const parsed = parseUpstreamJson(answer.body);
+  if (!parsed.ok) throw malformed(op, parsed.reason, status);
+  return parsed.value;
 }
 
 function malformed(op: ZepOperation, detail: string, status?: number): BackendError {

@@ -17,6 +17,7 @@
  * backend gets 403 on every route.
  */
 import { type Request, Router } from "express";
+import { parseUpstreamJson } from "../../backends/json";
 import { BackendError } from "../../backends/types";
 import { refuseDotSegmentId } from "../../backends/upstream-path";
 import { askedLimit, zepExchange } from "../../backends/zep/native";
@@ -167,11 +168,8 @@ export function zepRoutes(deps: CompatDeps): Router {
   return router;
 }
 
+/** Zep's answer as an object to shape; undefined (passed back as it came) when not JSON or nested too deep. */
 function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isRecord(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const parsed = parseUpstreamJson(text);
+  return parsed.ok && isRecord(parsed.value) ? parsed.value : undefined;
 }
