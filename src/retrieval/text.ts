@@ -4,17 +4,18 @@
  * free-text fields of a drop-in door's original result items.
  */
 import { fitToTokens } from "../pipeline/stages/budget";
-import type { Redactor } from "../pipeline/types";
+import type { Redactor, Screener } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 
 /**
- * Redaction (when the policy enables it), then the strict token budget (`retrieval.maxTokens`, the policy's
+ * Redaction (when the policy enables it), the injection screen (when enabled: matches neutralized, a block a
+ * `drop` detector fires on becomes ""), then the strict token budget (`retrieval.maxTokens`, the policy's
  * tokenizer, "..." counted) on one context block. No clipping: a context block is not one memory. A block whose
  * first word does not fit becomes "".
  */
 export function shapeText(text: string, compiled: CompiledPolicy): string {
-  const { redactor, tokenizer } = compiled.ctx;
-  const redacted = redactor.enabled ? redactor.redact(text).text : text;
+  const { redactor, tokenizer, screener } = compiled.ctx;
+  const redacted = screenText(redactor.enabled ? redactor.redact(text).text : text, screener);
   const { maxTokens } = compiled.policy.retrieval;
   if (tokenizer.count(redacted) <= maxTokens) return redacted;
   return fitToTokens(redacted, maxTokens, tokenizer) ?? "";
@@ -35,4 +36,42 @@ export function redactDeep(value: unknown, redactor: Redactor): unknown {
     return out;
   }
   return value;
+}
+
+/** One free text through the injection screen: matches neutralized; "" when a `drop` detector fires. */
+export function screenText(text: string, screener: Screener | undefined): string {
+  if (screener === undefined || !screener.enabled) return text;
+  const screened = screener.screen(text);
+  return screened.drop ? "" : screened.text;
+}
+
+/**
+ * Every string leaf of a JSON value (identifiers and enums too: an upstream writes them all) through the
+ * injection screen: matches neutralized, a leaf a `drop` detector fires on emptied and `dropped` set, so that a
+ * door leaves out the whole item.
+ */
+export function screenDeep(
+  value: unknown,
+  screener: Screener | undefined,
+): { value: unknown; dropped: boolean } {
+  if (screener === undefined || !screener.enabled) return { value, dropped: false };
+  let dropped = false;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      const screened = screener.screen(v);
+      if (screened.drop) {
+        dropped = true;
+        return "";
+      }
+      return screened.text;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === "object" && v !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v)) out[k] = walk(item);
+      return out;
+    }
+    return v;
+  };
+  return { value: walk(value), dropped };
 }

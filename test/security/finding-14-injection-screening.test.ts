@@ -58,7 +58,7 @@ describe("finding 14 — hidden and disguised instructions are screened", () => 
       ansi: byClass("hide-ansi-"),
       glyph: byClass("glyph-"),
       auth: byClass("auth-"),
-    }).toEqual({ tag: 5, bidi: 5, ansi: 6, glyph: 8, auth: 9 });
+    }).toEqual({ tag: 5, bidi: 5, ansi: 8, glyph: 8, auth: 9 });
     expect(mine.filter((c) => c.expect.length === 0).length).toBeGreaterThanOrEqual(10);
   });
 
