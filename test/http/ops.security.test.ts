@@ -77,7 +77,15 @@ describe("operations endpoints — security", () => {
       detail: "1 of 2 zep circuits open",
     });
     const text = res.text;
-    for (const s of [...SECRETS, ...Object.values(KEYS), "upstream said", "u-secret-user", QUERY, "acme", "globex"])
+    for (const s of [
+      ...SECRETS,
+      ...Object.values(KEYS),
+      "upstream said",
+      "u-secret-user",
+      QUERY,
+      "acme",
+      "globex",
+    ])
       expect(text).not.toContain(s);
     // Only the documented fields: name, ok, degraded, detail.
     for (const check of res.body.checks) {

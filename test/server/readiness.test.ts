@@ -150,9 +150,7 @@ describe("/readyz: can this process serve", () => {
     for (let i = 0; i < 20; i++) await request(h.app).get("/readyz").expect(200);
     expect(calls()).toBe(afterOutage);
     const last = await request(h.app).get("/readyz").expect(200);
-    expect(last.body.checks).toContainEqual(
-      expect.objectContaining({ name: "backend:zep", degraded: true }),
-    );
+    expect(last.body.checks).toContainEqual(expect.objectContaining({ name: "backend:zep", degraded: true }));
   });
 
   test("a Redis outage is 200 degraded", async () => {
