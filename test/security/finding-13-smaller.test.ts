@@ -129,9 +129,9 @@ describe("finding 13 — the proxy", () => {
       expect(res.headers["access-control-allow-origin"]).toBeUndefined();
       expect(res.headers["access-control-allow-credentials"]).toBeUndefined();
       expect(res.headers["set-cookie"]).toBeUndefined();
-      expect(res.headers["content-security-policy"]).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(res.headers["content-security-policy"]).toBe("default-src 'none';frame-ancestors 'none'");
       expect(res.headers["x-frame-options"]).toBe("DENY");
-      expect(res.headers["strict-transport-security"]).toBeUndefined();
+      expect(res.headers["strict-transport-security"]).toBe("max-age=31536000; includeSubDomains");
       expect(res.headers["x-upstream-kept"]).toBe("yes");
     }
   });

@@ -144,6 +144,7 @@ export function zepRoutes(deps: CompatDeps): Router {
       credential: { authorization: `Api-Key ${zep.apiKey}` },
       label: "Zep",
       logger: deps.logger,
+      ...(deps.proxyDeadlineMs === undefined ? {} : { deadlineMs: deps.proxyDeadlineMs }),
     });
   });
 
