@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { addLines, formatProblem, problemsFromZod } from "../config/yaml";
 import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
 import { compileScreener } from "../pipeline/screen";
@@ -90,25 +90,14 @@ export class PolicyFileTooLarge extends Error {
 }
 
 /**
- * The text of a policy file, read up to `MAX_POLICY_FILE_BYTES` + 1 bytes whatever its size says (it may grow
- * while read): throws PolicyFileTooLarge past the limit, the file system's error otherwise.
+ * The text of a policy file: throws PolicyFileTooLarge when its size is over `MAX_POLICY_FILE_BYTES` (checked
+ * before reading, and again on what was read, in case it grew meanwhile), the file system's error otherwise.
  */
 export async function readPolicyText(file: string): Promise<string> {
-  const handle = await open(file, "r");
-  try {
-    if ((await handle.stat()).size > MAX_POLICY_FILE_BYTES) throw new PolicyFileTooLarge();
-    const buffer = Buffer.alloc(MAX_POLICY_FILE_BYTES + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    if (length > MAX_POLICY_FILE_BYTES) throw new PolicyFileTooLarge();
-    return buffer.toString("utf8", 0, length);
-  } finally {
-    await handle.close();
-  }
+  if ((await stat(file)).size > MAX_POLICY_FILE_BYTES) throw new PolicyFileTooLarge();
+  const text = await readFile(file, "utf8");
+  if (Buffer.byteLength(text, "utf8") > MAX_POLICY_FILE_BYTES) throw new PolicyFileTooLarge();
+  return text;
 }
 
 export async function compilePolicyFile(file: string): Promise<PolicyCompile> {
