@@ -14,4 +14,6 @@ export interface CompatDeps {
   keyLimits?: KeyLimits;
   /** Needed to serve the OpenMemory surface from a tenant's embedded local backend. */
   localStores?: LocalStores;
+  /** The transparent proxy's deadline for a whole exchange (`MEMGATE_PROXY_DEADLINE_MS`; default in ./proxy.ts). */
+  proxyDeadlineMs?: number;
 }

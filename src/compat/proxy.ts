@@ -2,9 +2,16 @@
  * The transparent half of the drop-in compatibility (docs/adopting.md#the-proxy): a request the gateway does not shape goes to
  * the tenant's own upstream unchanged, and the upstream's answer comes back unchanged.
  *
+ * - Methods: GET, HEAD, POST, PUT, PATCH and DELETE (what the Zep and OpenMemory APIs use); any other (TRACE,
+ *   OPTIONS, WebDAV's, made-up ones) is refused with 405 and `Allow`, never forwarded.
  * - Credentials: the caller's memgate key (`Authorization`, `x-api-key`) never leaves the gateway; the tenant's
- *   own upstream credential is set instead. Cookies, `x-memgate-*` headers, `Host`, `Expect` and the hop-by-hop
- *   headers (RFC 9110 §7.6.1, plus any named in `Connection`) are dropped; everything else is forwarded.
+ *   own upstream credential is set instead. Cookies, `x-memgate-*` headers, `Host`, `Expect`, the hop-by-hop
+ *   headers (RFC 9110 §7.6.1, plus any named in `Connection`) and the caller's own claims about where the request
+ *   came from (`Forwarded`, `X-Forwarded-*`, `X-Real-IP`, `True-Client-IP`, …: anyone can write them) are
+ *   dropped; everything else is forwarded.
+ * - Answers: the upstream's headers come back but for the ones that are the gateway's to decide: cookies
+ *   (`Set-Cookie` would set them on the gateway's origin), CORS (`Access-Control-*`), the security headers the
+ *   gateway sets on every answer (CSP, `X-Frame-Options`, HSTS, `X-Content-Type-Options`, …) and `Alt-Svc`.
  * - Bodies are streamed both ways (node:http/https, no buffering, no size limit of the gateway's own): request
  *   bytes are piped to the upstream as they arrive, response bytes (still compressed, if they were) to the caller.
  * - Status codes, content type and error bodies are passed through as they are, 4xx and 5xx included: a caller
@@ -12,7 +19,9 @@
  * - Redirects are not followed (a 3xx is passed through like any other answer).
  * - The gateway answers for itself only when no upstream answer exists: 502 problem+json (`UPSTREAM_UNREACHABLE`)
  *   when the upstream cannot be reached, 504 (`UPSTREAM_TIMEOUT`) after `timeoutMs` (default 30 s) without any
- *   upstream activity. An upstream that fails after its answer started is cut off (the caller sees a reset).
+ *   upstream activity or past `deadlineMs` (`MEMGATE_PROXY_DEADLINE_MS`, default 120 s) for the whole exchange.
+ *   An upstream that fails after its answer started, or is still answering at the deadline (one byte at a time
+ *   keeps the idle timeout from firing), is cut off (the caller sees a reset).
  *   This differs on purpose from the shaped routes, where a failing backend yields the policy's fallback.
  * - A request the upstream could read as one of the doors' shaped routes (`POST /graph/search`, `POST /memory/query`,
  *   …: ./shaped-routes.ts) is refused (400): the edge already made its path canonical (src/http/canonical-path.ts).
@@ -30,6 +39,10 @@ import type { Logger } from "../logging/logger";
 import { refuseShapedAlias } from "./shaped-routes";
 
 export const DEFAULT_PROXY_TIMEOUT_MS = 30_000;
+export const DEFAULT_PROXY_DEADLINE_MS = 120_000;
+
+/** The methods proxied; any other is refused (405) with this list as `Allow`. */
+export const PROXIED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
 export interface ProxyTarget {
   /** The upstream URL for this request (path and query string included). */
@@ -39,6 +52,8 @@ export interface ProxyTarget {
   /** For messages and logs: "Zep", "OpenMemory". */
   label: string;
   timeoutMs?: number;
+  /** The whole exchange, the answer's last byte included (default `DEFAULT_PROXY_DEADLINE_MS`). */
+  deadlineMs?: number;
   logger: Logger;
   /** Awaited with the upstream's status before its answer is passed on (a write's cache invalidation: ./invalidate.ts). */
   beforeAnswer?: (status: number) => Promise<void>;
@@ -55,16 +70,48 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "transfer-encoding",
   "upgrade",
 ]);
-/** Request headers never forwarded besides the hop-by-hop ones. */
+/** Request headers never forwarded besides the hop-by-hop ones (and every `x-forwarded-*`, `x-memgate-*`). */
 const NOT_FORWARDED: ReadonlySet<string> = new Set([
   "host",
   "authorization",
   "x-api-key",
   "cookie",
   "expect",
+  // Where the request came from, as the caller claims it.
+  "forwarded",
+  "via",
+  "x-real-ip",
+  "true-client-ip",
+  "x-client-ip",
+  "x-cluster-client-ip",
+  "cf-connecting-ip",
+  "fastly-client-ip",
+  "x-original-forwarded-for",
 ]);
-/** Response headers the gateway keeps its own values of. */
-const NOT_RETURNED: ReadonlySet<string> = new Set(["x-request-id"]);
+/** Response headers the gateway keeps its own values of (or none), besides every `access-control-*`. */
+const NOT_RETURNED: ReadonlySet<string> = new Set([
+  "x-request-id",
+  "set-cookie",
+  "set-cookie2",
+  "content-security-policy",
+  "content-security-policy-report-only",
+  "x-frame-options",
+  "x-content-type-options",
+  "strict-transport-security",
+  "referrer-policy",
+  "permissions-policy",
+  "cross-origin-opener-policy",
+  "cross-origin-embedder-policy",
+  "cross-origin-resource-policy",
+  "origin-agent-cluster",
+  "x-dns-prefetch-control",
+  "x-download-options",
+  "x-permitted-cross-domain-policies",
+  "x-xss-protection",
+  "x-powered-by",
+  "alt-svc",
+  "clear-site-data",
+]);
 
 function connectionListed(headers: IncomingHttpHeaders): Set<string> {
   const value = headers.connection;
@@ -88,14 +135,14 @@ export function forwardHeaders(
     const lower = name.toLowerCase();
     if (value === undefined || HOP_BY_HOP.has(lower) || NOT_FORWARDED.has(lower) || listed.has(lower))
       continue;
-    if (lower.startsWith("x-memgate-")) continue;
+    if (lower.startsWith("x-memgate-") || lower.startsWith("x-forwarded-")) continue;
     out[lower] = value;
   }
   for (const [name, value] of Object.entries(credential)) out[name.toLowerCase()] = value;
   return out;
 }
 
-/** The headers returned to the caller: the upstream's, minus hop-by-hop ones. */
+/** The headers returned to the caller: the upstream's, minus hop-by-hop ones and the gateway's own. */
 export function returnHeaders(incoming: IncomingHttpHeaders): Array<[string, string | string[]]> {
   const listed = connectionListed(incoming);
   const out: Array<[string, string | string[]]> = [];
@@ -103,6 +150,7 @@ export function returnHeaders(incoming: IncomingHttpHeaders): Array<[string, str
     const lower = name.toLowerCase();
     if (value === undefined || HOP_BY_HOP.has(lower) || NOT_RETURNED.has(lower) || listed.has(lower))
       continue;
+    if (lower.startsWith("access-control-")) continue;
     out.push([lower, value]);
   }
   return out;
@@ -140,15 +188,35 @@ export function proxy(req: Request, res: Response, next: NextFunction, target: P
   refuseShapedAlias(req.method, req.originalUrl);
   const send = target.url.protocol === "https:" ? httpsRequest : httpRequest;
   const timeoutMs = target.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
+  const deadlineMs = target.deadlineMs ?? DEFAULT_PROXY_DEADLINE_MS;
   // The HTTP span's route (src/telemetry/access-log.ts) is the proxy's mount path (`/api/v2`, `/memory`): the rest of
-  // a proxied path may hold ids.
-  res.locals.httpRoute = req.baseUrl;
+  // a proxied path may hold ids. Lower-cased: routing ignores case, and a label must not take one value per spelling.
+  res.locals.httpRoute = req.baseUrl.toLowerCase();
+  if (!PROXIED_METHODS.includes(req.method)) {
+    req.resume();
+    next(
+      new HttpProblem("METHOD_NOT_ALLOWED", `method: ${req.method} is not proxied`, {
+        allow: PROXIED_METHODS.join(", "),
+      }),
+    );
+    return;
+  }
   const upstream = send(target.url, {
     method: req.method,
     headers: forwardHeaders(req.headers, target.credential),
   });
   let answered = false;
   upstream.setTimeout(timeoutMs, () => upstream.destroy(new ProxyTimeout()));
+  // The whole exchange: an upstream trickling bytes never lets the idle timeout fire.
+  const deadline = setTimeout(() => {
+    if (answered) {
+      target.logger.warn({ upstream: target.label, reason: "deadline" }, "proxied answer cut off");
+      upstream.destroy();
+      res.destroy();
+    } else upstream.destroy(new ProxyTimeout());
+  }, deadlineMs);
+  deadline.unref();
+  res.on("close", () => clearTimeout(deadline));
   // The request reports socket errors while it owns the socket; one arriving after that (the request already
   // failed or finished) must not become an unhandled 'error' event that takes the process down.
   upstream.on("socket", (socket) => socket.on("error", () => undefined));
@@ -186,7 +254,7 @@ export function proxy(req: Request, res: Response, next: NextFunction, target: P
     req.resume();
     next(
       timedOut
-        ? new HttpProblem("UPSTREAM_TIMEOUT", `${target.label} did not answer within ${timeoutMs / 1000} s`)
+        ? new HttpProblem("UPSTREAM_TIMEOUT", `${target.label} did not answer in time`)
         : new HttpProblem("UPSTREAM_UNREACHABLE", `${target.label} could not be reached`),
     );
   });

@@ -15,17 +15,30 @@ const addresses = (example: string) =>
     return parsed;
   });
 
+/**
+ * A whole number written in decimal digits only, from `min` to `max`: `Number()` would also take "0x50", "1e3",
+ * "0b1", " 80" and "Infinity" (issue 26, finding 13), so every numeric variable goes through this.
+ */
+const whole = (min: number, max: number, error = `must be a whole number from ${min} to ${max}`) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,10}$/, { error })
+    .transform(Number)
+    .pipe(z.number().min(min, { error }).max(max, { error }));
+
+/** A decimal number (`0.5`, `1`), digits and at most one point. */
+const decimal = (error: string) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,10}(?:\.[0-9]{1,10})?$/, { error })
+    .transform(Number);
+
 const url = (what: string) => z.url({ protocol: /^https?$/, error: `must be an http(s) URL (${what})` });
 
 /** The environment (docs/configuration.md#environment-variables). Parsed once at boot; a bad value exits non-zero with a one-line reason naming the variable. */
 export const envSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
-  PORT: z.coerce
-    .number({ error: "must be a port number from 0 to 65535" })
-    .int({ error: "must be a port number from 0 to 65535" })
-    .min(0, { error: "must be a port number from 0 to 65535" })
-    .max(65535, { error: "must be a port number from 0 to 65535" })
-    .default(8787),
+  PORT: whole(0, 65535, "must be a port number from 0 to 65535").default(8787),
   MEMGATE_BACKEND: z.enum(BACKEND_NAMES).default("local"),
   ZEP_API_KEY: z.string().min(1).optional(),
   ZEP_BASE_URL: url("e.g. https://api.getzep.com/api/v2")
@@ -85,49 +98,57 @@ export const envSchema = z.object({
     }),
   MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
   MEMGATE_TENANTS_FILE: z.string().min(1).optional(),
-  MEMGATE_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  MEMGATE_SHUTDOWN_TIMEOUT_MS: whole(0, 120_000).default(10_000),
   // --- the HTTP server's own limits (src/server/serve.ts): a slow or idle client cannot hold a connection ---
   /** All request headers must arrive within this time (slow-headers clients get 408 and are cut off). */
-  MEMGATE_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(10_000),
+  MEMGATE_HEADERS_TIMEOUT_MS: whole(1000, 120_000).default(10_000),
   /** The whole request, body included, must arrive within this time; 0 = no limit (proxied uploads). */
-  MEMGATE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  MEMGATE_REQUEST_TIMEOUT_MS: whole(0, 3_600_000).default(30_000),
   /** An idle keep-alive connection is closed after this time. */
-  MEMGATE_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(5_000),
+  MEMGATE_KEEPALIVE_TIMEOUT_MS: whole(1000, 600_000).default(5_000),
   /** Open connections at most; more are closed at once; 0 = no cap. */
-  MEMGATE_MAX_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+  MEMGATE_MAX_CONNECTIONS: whole(0, 1_000_000).default(10_000),
   /**
    * Requests one connection may have in flight (pipelined, not yet answered); one more cuts the connection.
    * 0 = no cap. A client that pipelines thousands of requests in one write no longer makes thousands of answers.
    */
-  MEMGATE_MAX_PIPELINED: z.coerce.number().int().min(0).max(10_000).default(16),
+  MEMGATE_MAX_PIPELINED: whole(0, 10_000).default(16),
   // --- GET /metrics (src/telemetry/metrics-endpoint.ts) ---
   /** Serve /metrics on this port only (its own listener, on MEMGATE_METRICS_HOST), not on the gateway's. */
-  MEMGATE_METRICS_PORT: z.coerce
-    .number({ error: "must be a port number from 0 to 65535" })
-    .int({ error: "must be a port number from 0 to 65535" })
-    .min(0, { error: "must be a port number from 0 to 65535" })
-    .max(65535, { error: "must be a port number from 0 to 65535" })
-    .optional(),
+  MEMGATE_METRICS_PORT: whole(0, 65535, "must be a port number from 0 to 65535").optional(),
   MEMGATE_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   /** When set, /metrics needs `Authorization: Bearer <token>` (Prometheus `authorization: { credentials }`). */
   MEMGATE_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** How long one rendered /metrics text answers every scrape (ms). */
-  MEMGATE_METRICS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  MEMGATE_METRICS_CACHE_MS: whole(0, 60_000).default(1000),
   /** /metrics scrapes in flight at most; more get 503 with Retry-After. */
-  MEMGATE_METRICS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1000).default(8),
+  MEMGATE_METRICS_MAX_CONCURRENT: whole(1, 1000).default(8),
   // --- resilience: per tenant and backend (src/resilience, docs/resilience.md); unset = the defaults there ---
-  MEMGATE_RETRY_MAX: z.coerce.number().int().min(0).max(3).optional(),
-  MEMGATE_BREAKER_CONSECUTIVE: z.coerce.number().int().min(1).max(1000).optional(),
-  MEMGATE_BREAKER_RATIO: z.coerce
-    .number()
-    .gt(0, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" })
-    .lt(1, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" })
+  MEMGATE_RETRY_MAX: whole(0, 3).optional(),
+  MEMGATE_BREAKER_CONSECUTIVE: whole(1, 1000).optional(),
+  MEMGATE_BREAKER_RATIO: decimal("must be a failure share between 0 and 1 (exclusive), e.g. 0.5")
+    .pipe(
+      z
+        .number()
+        .gt(0, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" })
+        .lt(1, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" }),
+    )
     .optional(),
-  MEMGATE_BREAKER_WINDOW: z.coerce.number().int().min(2).max(10_000).optional(),
-  MEMGATE_BREAKER_HALF_OPEN_MS: z.coerce.number().int().min(100).max(600_000).optional(),
-  MEMGATE_BULKHEAD_LIMIT: z.coerce.number().int().min(1).max(10_000).optional(),
-  MEMGATE_BULKHEAD_QUEUE: z.coerce.number().int().min(0).max(100_000).optional(),
+  MEMGATE_BREAKER_WINDOW: whole(2, 10_000).optional(),
+  MEMGATE_BREAKER_HALF_OPEN_MS: whole(100, 600_000).optional(),
+  MEMGATE_BULKHEAD_LIMIT: whole(1, 10_000).optional(),
+  MEMGATE_BULKHEAD_QUEUE: whole(0, 100_000).optional(),
   // --- end resilience ---
+  /**
+   * The transparent proxy (src/compat/proxy.ts): the whole exchange, the answer's last byte included, must end
+   * within this time, however steadily an upstream trickles bytes (the 30 s idle timeout alone would not end it).
+   */
+  MEMGATE_PROXY_DEADLINE_MS: whole(1000, 3_600_000).default(120_000),
+  /**
+   * Key of the telemetry user hash (`memgate.user.hash`: HMAC-SHA256 of tenant and user id). Unset: a random key
+   * per process (hashes group one process's spans only); set the same key on every replica to group fleet-wide.
+   */
+  MEMGATE_USER_HASH_KEY: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
   // --- the policy playground (src/http/routes/playground.ts, README "Policy playground") ---
   /** The page at /ui and its admin API under /v1/playground: "on" serves them; off (404) unless set. */
   MEMGATE_PLAYGROUND: z.enum(["on", "off"], { error: 'must be "on" or "off"' }).default("off"),

@@ -49,6 +49,8 @@ export interface AppServices {
   keyLimits?: KeyLimits;
   /** Lets the OpenMemory-compatible API serve a tenant's embedded local store (src/compat). */
   localStores?: LocalStores;
+  /** The transparent proxy's deadline for a whole exchange (`MEMGATE_PROXY_DEADLINE_MS`). */
+  proxyDeadlineMs?: number;
   /** The policy playground (/ui, /v1/playground): set only when MEMGATE_PLAYGROUND is on. */
   playground?: PlaygroundConfig;
   /** GET /metrics: its port, token and scrape bounds (src/telemetry/metrics-endpoint.ts; `memgate serve` sets it). */

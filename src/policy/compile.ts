@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { addLines, formatProblem, problemsFromZod } from "../config/yaml";
 import { compileRedactor, RedactionPatternError } from "../pipeline/redaction";
 import { compileScreener } from "../pipeline/screen";
@@ -76,13 +76,40 @@ export function validLine(file: string, compiled: CompiledPolicy): string {
   return `${file}: ok (${policy.name} v${policy.version}, hash ${hash.slice(0, 12)})`;
 }
 
+/** A policy file is at most this many bytes: a larger one is refused unread (issue 26, finding 13). */
+export const MAX_POLICY_FILE_BYTES = 1024 * 1024;
+export const TOO_LARGE_MESSAGE = "larger than 1 MiB (1,048,576 bytes): not read";
+
+/** A policy file over `MAX_POLICY_FILE_BYTES`. */
+export class PolicyFileTooLarge extends Error {
+  readonly code = "ETOOLARGE";
+  constructor() {
+    super(TOO_LARGE_MESSAGE);
+    this.name = "PolicyFileTooLarge";
+  }
+}
+
+/**
+ * The text of a policy file: throws PolicyFileTooLarge when its size is over `MAX_POLICY_FILE_BYTES` (checked
+ * before reading, and again on what was read, in case it grew meanwhile), the file system's error otherwise.
+ */
+export async function readPolicyText(file: string): Promise<string> {
+  if ((await stat(file)).size > MAX_POLICY_FILE_BYTES) throw new PolicyFileTooLarge();
+  const text = await readFile(file, "utf8");
+  if (Buffer.byteLength(text, "utf8") > MAX_POLICY_FILE_BYTES) throw new PolicyFileTooLarge();
+  return text;
+}
+
 export async function compilePolicyFile(file: string): Promise<PolicyCompile> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readPolicyText(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
-    return { ok: false, problems: [{ file, path: [], message: `cannot read the file (${code})` }] };
+    const message =
+      err instanceof PolicyFileTooLarge
+        ? TOO_LARGE_MESSAGE
+        : `cannot read the file (${(err as NodeJS.ErrnoException).code ?? "unreadable"})`;
+    return { ok: false, problems: [{ file, path: [], message }] };
   }
   return compilePolicyText(text, file);
 }

@@ -1,9 +1,14 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatProblem } from "../config/yaml";
 import type { Logger } from "../logging/logger";
 import { sha256Hex } from "./canonical";
-import { type CompiledPolicy, compilePolicyText } from "./compile";
+import {
+  type CompiledPolicy,
+  compilePolicyText,
+  PolicyFileTooLarge,
+  readPolicyText,
+  TOO_LARGE_MESSAGE,
+} from "./compile";
 import type { PolicyRegistry, PolicyStatus, RejectedFile } from "./registry-types";
 import { byCodeUnits, type DirWatcher, listPolicyFiles, watchDirectory } from "./watch";
 
@@ -173,14 +178,17 @@ async function readRecord(
   let contentHash: string;
   let outcome: Outcome | undefined;
   try {
-    text = await readFile(file, "utf8");
+    text = await readPolicyText(file);
     contentHash = sha256Hex(text);
   } catch (err) {
     const code = errCode(err);
     if (code === "ENOENT") return undefined;
     text = "";
     contentHash = `unreadable:${code}`;
-    outcome = { ok: false, error: `${file}: cannot read the file (${code})` };
+    outcome = {
+      ok: false,
+      error: `${file}: ${err instanceof PolicyFileTooLarge ? TOO_LARGE_MESSAGE : `cannot read the file (${code})`}`,
+    };
   }
   const prev = previous.get(file);
   if (prev && prev.contentHash === contentHash) return prev;

@@ -58,7 +58,7 @@ import {
 } from "./playground";
 import { requireAdmin, resolvePolicy } from "./policy";
 import { ID_PATTERN } from "./request";
-import { redactDeep, shapeText } from "./text";
+import { redactDeep, screenDeep, shapeText } from "./text";
 
 export type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
 
@@ -734,26 +734,26 @@ export class RetrievalService {
 
 /**
  * A door's wire answer as kept with the payload: the sources of the kept memories only, their free text and the
- * other fields redacted as the memories were, the `context` block redacted and fitted to the token budget.
+ * other fields redacted as the memories were and through the injection screen (an item with a field a `drop`
+ * detector fires on is left out), the `context` block redacted, screened and fitted to the token budget.
  */
 function renderable(
   native: NativeAnswer,
   payload: RetrievalPayload,
   compiled: CompiledPolicy,
 ): NativeRendering {
-  const { redactor } = compiled.ctx;
+  const { redactor, screener } = compiled.ctx;
   const sources: NativeRendering["sources"] = {};
   for (const memory of payload.memories) {
     const source = native.sources[memory.id];
     if (source === undefined) continue;
-    sources[memory.id] = {
-      list: source.list,
-      item: redactDeep(source.item, redactor) as Record<string, unknown>,
-    };
+    const item = screenDeep(redactDeep(source.item, redactor), screener);
+    if (item.dropped) continue;
+    sources[memory.id] = { list: source.list, item: item.value as Record<string, unknown> };
   }
   const out: NativeRendering = {
     sources,
-    echo: redactDeep(native.echo, redactor) as Record<string, unknown>,
+    echo: screenDeep(redactDeep(native.echo, redactor), screener).value as Record<string, unknown>,
   };
   if (native.context !== undefined) out.context = shapeText(native.context, compiled);
   if (native.notes !== undefined) out.notes = native.notes;

@@ -5,20 +5,21 @@
  */
 import { boundText, workBoundChars } from "../pipeline/bound";
 import { fitToTokens } from "../pipeline/stages/budget";
-import type { Redactor } from "../pipeline/types";
+import type { Redactor, Screener } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 
 /**
- * The work bound (src/pipeline/bound.ts), redaction (when the policy enables it), then the strict token budget (`retrieval.maxTokens`, the policy's
+ * The work bound (src/pipeline/bound.ts), redaction (when the policy enables it), the injection screen (when
+ * enabled: matches neutralized, a block a `drop` detector fires on becomes ""), then the strict token budget (`retrieval.maxTokens`, the policy's
  * tokenizer, "..." counted) on one context block. No clipping: a context block is not one memory. A block whose
  * first word does not fit becomes "".
  */
 export function shapeText(text: string, compiled: CompiledPolicy): string {
-  const { redactor, tokenizer } = compiled.ctx;
+  const { redactor, tokenizer, screener } = compiled.ctx;
   const { maxTokens } = compiled.policy.retrieval;
   // Cut to what the budget could ever use before anything walks it, as every memory is (src/pipeline/bound.ts).
   const bounded = boundText(text, workBoundChars(maxTokens));
-  const redacted = redactor.enabled ? redactor.redact(bounded).text : bounded;
+  const redacted = screenText(redactor.enabled ? redactor.redact(bounded).text : bounded, screener);
   if (tokenizer.count(redacted) <= maxTokens) return redacted;
   return fitToTokens(redacted, maxTokens, tokenizer) ?? "";
 }
@@ -38,4 +39,42 @@ export function redactDeep(value: unknown, redactor: Redactor): unknown {
     return out;
   }
   return value;
+}
+
+/** One free text through the injection screen: matches neutralized; "" when a `drop` detector fires. */
+export function screenText(text: string, screener: Screener | undefined): string {
+  if (screener === undefined || !screener.enabled) return text;
+  const screened = screener.screen(text);
+  return screened.drop ? "" : screened.text;
+}
+
+/**
+ * Every string leaf of a JSON value (identifiers and enums too: an upstream writes them all) through the
+ * injection screen: matches neutralized, a leaf a `drop` detector fires on emptied and `dropped` set, so that a
+ * door leaves out the whole item.
+ */
+export function screenDeep(
+  value: unknown,
+  screener: Screener | undefined,
+): { value: unknown; dropped: boolean } {
+  if (screener === undefined || !screener.enabled) return { value, dropped: false };
+  let dropped = false;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      const screened = screener.screen(v);
+      if (screened.drop) {
+        dropped = true;
+        return "";
+      }
+      return screened.text;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === "object" && v !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v)) out[k] = walk(item);
+      return out;
+    }
+    return v;
+  };
+  return { value: walk(value), dropped };
 }

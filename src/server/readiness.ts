@@ -43,8 +43,8 @@ export function readCircuits(tenants: TenantDirectory, backends: BackendProvider
  * /readyz (docs/api.md#operations-endpoints): can this process serve? Not ready (503) only when it cannot: a tenant's default policy is
  * missing, or no policy is loaded. (Draining is answered by the route itself, src/http/routes/ops.ts.)
  *
- * Everything else is *degraded* (200): a backend whose circuit is open or half-open (its fallback answers) and the
- * extra checks (Redis down: cache bypassed, in-process limits). Taking every replica out of rotation because a
+ * Everything else is *degraded* (200): a backend whose circuit is open or half-open (its fallback answers: one
+ * check per backend name, counting circuits, naming no tenant — the probe is unauthenticated) and the extra checks (Redis down: cache bypassed, in-process limits). Taking every replica out of rotation because a
  * backend or Redis is down would turn a partial outage into a full one, and would not help: every replica shares
  * the same backends. Backends are not pinged: their state is what their circuit breakers learned from real calls,
  * so a probe costs no backend call, however many tenants there are.
@@ -77,14 +77,20 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessChe
     const circuits = readCircuits(deps.tenants, deps.backends);
     const closed = circuits.filter((c) => c.state === "closed").length;
     checks.push({ name: "backends", ok: true, detail: `${closed} of ${circuits.length} circuits closed` });
-    for (const c of circuits) {
-      if (c.state === "closed") continue;
-      checks.push({
-        name: `backend:${c.backend}:${c.tenant}`,
-        ok: false,
-        degraded: true,
-        detail: c.state === "open" ? `${c.backend} circuit open` : `${c.backend} circuit half-open (probing)`,
-      });
+    // By backend, never by tenant: the probe is unauthenticated (per-tenant states are on /metrics and in logs).
+    for (const backend of BACKEND_NAMES) {
+      const mine = circuits.filter((c) => c.backend === backend);
+      const open = mine.filter((c) => c.state === "open").length;
+      const probing = mine.filter((c) => c.state === "half_open").length;
+      if (open + probing === 0) continue;
+      const state =
+        probing === 0
+          ? "open"
+          : open === 0
+            ? "half-open (probing)"
+            : `open or half-open (${open} open, ${probing} probing)`;
+      const detail = `${open + probing} of ${mine.length} ${backend} circuits ${state}`;
+      checks.push({ name: `backend:${backend}`, ok: false, degraded: true, detail });
     }
     checks.push(...(await extras()));
     return checks;

@@ -22,6 +22,7 @@ import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
 import { instrumentFactories } from "../telemetry/backend";
 import { observeCircuits, recordPolicyEvent } from "../telemetry/metrics";
+import { configureUserHash } from "../telemetry/redact";
 import { devDirectory } from "../tenants/directory";
 import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
@@ -94,6 +95,7 @@ async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined>
 /** Wires every capability from the validated environment (the one place that knows the implementations). */
 export async function buildServices(opts: BuildOptions): Promise<Services> {
   const { env, logger } = opts;
+  configureUserHash(env.MEMGATE_USER_HASH_KEY);
   const tenants = await loadTenants(env, opts.rawEnv);
   const playground = await playgroundConfig(env);
   const policies = await createPolicyRegistry({
@@ -169,6 +171,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     limiter,
     keyLimits: shared.keyLimits,
     localStores,
+    proxyDeadlineMs: env.MEMGATE_PROXY_DEADLINE_MS,
     ...(playground === undefined ? {} : { playground }),
     ...(shared.redis === undefined ? {} : { redis: shared.redis }),
     lifecycle: { shuttingDown: false },

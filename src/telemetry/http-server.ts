@@ -23,7 +23,7 @@
  * with the undici and ioredis instrumentations (./instrumentations.ts).
  */
 import { errorMonitor } from "node:events";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import { performance } from "node:perf_hooks";
 import {
   type Attributes,
@@ -111,6 +111,16 @@ function requestAttributes(
   return attributes;
 }
 
+/**
+ * The status as a metric label: a status Node has a name for (`STATUS_CODES`) as it is, any other as its class
+ * (`5xx`). A proxied upstream chooses the status; it must not choose how many series there are.
+ */
+export function statusLabel(status: number): number | string {
+  return STATUS_CODES[status] !== undefined
+    ? status
+    : `${Math.min(9, Math.max(0, Math.floor(status / 100)))}xx`;
+}
+
 /** Ends the span and records the duration, once, when the response closes (sent, failed or abandoned). */
 function finish(
   span: Span,
@@ -126,7 +136,7 @@ function finish(
     "http.request.method": method,
     "url.scheme": "http",
     "network.protocol.version": req.httpVersion,
-    "http.response.status_code": status,
+    "http.response.status_code": statusLabel(status),
   };
   if (route !== undefined) {
     metric["http.route"] = route;
@@ -140,7 +150,7 @@ function finish(
     metric["error.type"] = error.name;
   } else if (status >= 500) {
     span.setStatus({ code: SpanStatusCode.ERROR });
-    metric["error.type"] = String(status);
+    metric["error.type"] = String(statusLabel(status));
   }
   span.end();
   recordHttpServerDuration((performance.now() - started) / 1000, metric);

@@ -7,6 +7,7 @@
  * The reader is always on when the SDK runs (with or without any OTEL_* variable); OTLP export is separate.
  */
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
+import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { PROMETHEUS_NAMES } from "./catalogue";
 import { METER_NAME } from "./metrics";
@@ -38,10 +39,34 @@ export function prometheusName(otelName: string, unit: string, scope: string): s
   return suffix === undefined || base.endsWith(`_${suffix}`) ? base : `${base}_${suffix}`;
 }
 
-/** Renames every metric and drops its unit (it is in the name now; `# UNIT` lines are OpenMetrics, not 0.0.4). */
+/**
+ * The resource attributes `target_info` may carry: the service's identity. `/metrics` is unauthenticated, and the
+ * SDK's detectors also fill in the command line and its arguments, the executable's path, the process owner and
+ * pid, the host's name and id (docs/observability.md): those stay in OTLP exports, where the operator sends them.
+ */
+const TARGET_INFO_ATTRIBUTES = new Set([
+  "service.name",
+  "service.namespace",
+  "service.version",
+  "service.instance.id",
+  "deployment.environment",
+  "deployment.environment.name",
+  "telemetry.sdk.name",
+  "telemetry.sdk.language",
+  "telemetry.sdk.version",
+]);
+
+/**
+ * Renames every metric and drops its unit (it is in the name now; `# UNIT` lines are OpenMetrics, not 0.0.4);
+ * keeps only the service's identity in the resource (`target_info`).
+ */
 function forPrometheus(rm: ResourceMetrics): ResourceMetrics {
+  const attributes = Object.fromEntries(
+    Object.entries(rm.resource.attributes).filter(([key]) => TARGET_INFO_ATTRIBUTES.has(key)),
+  );
   return {
     ...rm,
+    resource: resourceFromAttributes(attributes),
     scopeMetrics: rm.scopeMetrics.map((sm) => ({
       ...sm,
       metrics: sm.metrics.map((m) => ({

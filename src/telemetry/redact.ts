@@ -2,7 +2,7 @@
  * What telemetry may say about a request without leaking it (docs/api.md#privacy): user ids only as hashes, URL paths
  * only as templates, query strings only as parameter names.
  */
-import { createHash } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 
 /**
  * Path segments known to be fixed words of the gateway's, Zep's or OpenMemory's routes. Any other segment may be
@@ -85,10 +85,24 @@ export function safeUrl(url: string): string {
   }
 }
 
+/** A random key per process: the hash when no `MEMGATE_USER_HASH_KEY` is configured. */
+const PROCESS_KEY = randomBytes(32);
+let userHashKey: Buffer | string = PROCESS_KEY;
+
 /**
- * The user as telemetry shows it: the first 16 hex of SHA-256 over `tenant:userId`. Stable per tenant (so one
- * user's requests can be grouped) and not reversible without the id.
+ * Sets the key of `hashUser`: the configured `MEMGATE_USER_HASH_KEY` (the same on every replica, so a user's
+ * requests group fleet-wide), or, unset, this process's random key. Called at boot (src/server/services.ts).
+ */
+export function configureUserHash(key: string | undefined): void {
+  userHashKey = key ?? PROCESS_KEY;
+}
+
+/**
+ * The user as telemetry shows it: the first 16 hex of HMAC-SHA256 over `tenant:userId` under a key
+ * (`configureUserHash`). Stable per tenant and key (so one user's requests can be grouped); without the key it
+ * cannot be found back by hashing a dictionary of likely ids (e-mail addresses, phone numbers), which an
+ * unkeyed hash could (issue 26, finding 13).
  */
 export function hashUser(tenantId: string, userId: string): string {
-  return createHash("sha256").update(`${tenantId}:${userId}`).digest("hex").slice(0, 16);
+  return createHmac("sha256", userHashKey).update(`${tenantId}:${userId}`).digest("hex").slice(0, 16);
 }

@@ -55,7 +55,7 @@ describe("operations endpoints — security", () => {
       expect(text).not.toContain(s);
   });
 
-  test("/readyz names a degraded backend without leaking secrets, keys or upstream answers", async () => {
+  test("/readyz names a degraded backend without leaking secrets, keys, tenants or upstream answers", async () => {
     const zep = h.zep.acme;
     if (zep === undefined) throw new Error("no fake Zep");
     const failure = new BackendError({
@@ -71,13 +71,21 @@ describe("operations endpoints — security", () => {
     expect(res.status).toBe(200);
     expect(res.body.status).toBe("degraded");
     expect(res.body.checks).toContainEqual({
-      name: "backend:zep:acme",
+      name: "backend:zep",
       ok: false,
       degraded: true,
-      detail: "zep circuit open",
+      detail: "1 of 2 zep circuits open",
     });
     const text = res.text;
-    for (const s of [...SECRETS, ...Object.values(KEYS), "upstream said", "u-secret-user", QUERY])
+    for (const s of [
+      ...SECRETS,
+      ...Object.values(KEYS),
+      "upstream said",
+      "u-secret-user",
+      QUERY,
+      "acme",
+      "globex",
+    ])
       expect(text).not.toContain(s);
     // Only the documented fields: name, ok, degraded, detail.
     for (const check of res.body.checks) {

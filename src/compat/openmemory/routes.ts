@@ -148,6 +148,7 @@ export function openMemoryRoutes(deps: CompatDeps): Router {
       credential: credentialOf(target.om),
       label: "OpenMemory",
       logger: deps.logger,
+      ...(deps.proxyDeadlineMs === undefined ? {} : { deadlineMs: deps.proxyDeadlineMs }),
     });
   });
 

@@ -162,6 +162,7 @@ export function zepRoutes(deps: CompatDeps): Router {
       label: "Zep",
       logger: deps.logger,
       ...(beforeAnswer === undefined ? {} : { beforeAnswer }),
+      ...(deps.proxyDeadlineMs === undefined ? {} : { deadlineMs: deps.proxyDeadlineMs }),
     });
   });
 

@@ -1,7 +1,9 @@
+import { basename, dirname, sep } from "node:path";
 import { Router } from "express";
 import type { PolicyRegistry } from "../../policy/registry-types";
-import type { TenantDirectory } from "../../tenants/types";
-import { authenticate, requireScope } from "../auth";
+import { isPolicyAllowed } from "../../tenants/directory";
+import { ANY_POLICY, type Tenant, type TenantDirectory } from "../../tenants/types";
+import { authenticate, principalOf, requireScope } from "../auth";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 
 export interface ReadinessCheck {
@@ -21,7 +23,7 @@ export type Readiness = () => Promise<ReadinessCheck[]>;
 /**
  * /healthz (alive), /readyz (200 "ready" or "degraded" — backends' circuits, Redis — with the checks; 503
  * "not_ready" naming what stops this process from serving, 503 "draining" during graceful shutdown),
- * /v1/policies (admin).
+ * /v1/policies (admin: the caller's tenant's policies).
  */
 export function opsRoutes(deps: {
   tenants: TenantDirectory;
@@ -57,8 +59,32 @@ export function opsRoutes(deps: {
     rateLimitKey(deps.keyLimits),
     requireScope("admin"),
     function policies(_req, res) {
-      res.json(deps.policies.list());
+      res.json(policiesOf(deps.policies, principalOf(res).tenant));
     },
   );
   return router;
+}
+
+/**
+ * What `GET /v1/policies` shows one tenant's admin key: the policies its tenant may use (`policies.allowed`),
+ * files by name, never the server's path (also taken out of the error texts); the rejected files (which define
+ * no policy, so belong to no tenant) only to a tenant allowed every policy.
+ */
+export function policiesOf(registry: PolicyRegistry, tenant: Tenant): ReturnType<PolicyRegistry["list"]> {
+  const { policies, rejected } = registry.list();
+  const name = (file: string) => basename(file);
+  // Every file of the registry is in one directory: its path goes from every text.
+  const scrub = (text: string, file: string) => text.replaceAll(`${dirname(file)}${sep}`, "");
+  return {
+    policies: policies
+      .filter((p) => isPolicyAllowed(tenant, p.name))
+      .map((p) => ({
+        ...p,
+        file: name(p.file),
+        lastError: p.lastError === null ? null : scrub(p.lastError, p.file),
+      })),
+    rejected: tenant.policies.allowed.includes(ANY_POLICY)
+      ? rejected.map((r) => ({ ...r, file: name(r.file), error: scrub(r.error, r.file) }))
+      : [],
+  };
 }

@@ -613,6 +613,27 @@ const NEW_INSTRUCTIONS = re(
     .join("|")})(?:\\*\\*|__)?\\s{0,3}[:：]`,
 );
 
+/**
+ * Instructions said to come from whoever runs the model, starting a line or sentence and ending in a colon:
+ * "New instructions from the operator:", "Instructions from your developers follow:", "Nuevas instrucciones del
+ * operador:", "Neue Anweisungen vom Betreiber:", … An authority of the model, not a person: "instructions from
+ * the landlord" pass.
+ */
+const FROM_AUTHORITY = re(
+  `${WB}(?:(?:important|urgent|attention|note|notice|warning)[ \\t]{0,3}[-—–:!,]?[ \\t]{0,3})?(?:${[
+    "(?:(?:new|updated|revised|real|actual|true|secret|hidden|urgent|important|special) )?(?:system )?(?:instructions?|directives?|orders|commands|rules|system prompt) (?:from|by) (?:the |your |our |an? )?(?:(?:system|platform|site|bot|ai|model|chatbot|assistant|security|dev|development) )?(?:operators?|administrators?|admins?|sysadmins?|developers?|devs|dev team|creators?|owners?|maintainers?|providers?|moderators?|system|openai|anthropic)",
+    "(?:(?:nuevas|verdaderas|auténticas|actualizadas) )?(?:instrucciones|directrices|indicaciones|órdenes|ordenes) (?:del|de la|de los|de tu|de su) (?:operador|operadora|administrador|administradora|desarrolladores|desarrollador|sistema|propietario|creadores|creador)",
+    "(?:(?:nouvelles|vraies|véritables) )?(?:instructions|consignes|directives|ordres) (?:de l'|du |de la |des |de ton |de votre )(?:opérateur|opératrice|administrateur|administratrice|développeurs|développeur|système|propriétaire|créateurs|créateur)",
+    "(?:(?:neue|echte|wahre|tatsächliche|aktualisierte) )?(?:Anweisungen|Instruktionen|Befehle|Systemanweisungen|Vorgaben) (?:vom|von der|von den|von deinem|von Ihrem|des) (?:Betreibers?|Administrators?|Admins?|Entwicklern|Entwicklers?|Systems?|Eigentümers?)",
+    "(?:(?:novas|verdadeiras|reais) )?(?:instruções|instrucoes|diretrizes|ordens) (?:do|da|dos|das) (?:operador|operadora|administrador|administradora|desenvolvedores|desenvolvedor|sistema|proprietário|criadores|criador)",
+    "(?:(?:nuove|vere|autentiche) )?(?:istruzioni|direttive|indicazioni|ordini) (?:dall'|dell'|dal |del |dalla |della |dagli |degli )(?:operatore|operatrice|amministratore|amministratrice|sviluppatori|sviluppatore|sistema|proprietario|creatori|creatore)",
+  ]
+    .map(phrase)
+    .join(
+      "|",
+    )})(?:\\s{1,3}(?:follow|below|are as follows|siguen|suivent|folgen|seguem|seguono))?(?:\\*\\*|__)?\\s{0,3}[:：]`,
+);
+
 /** "reveal your system prompt", "repeat the words above verbatim", … (a prompt-leak request). */
 const REVEAL = re(
   `${WB}(?:${[
@@ -727,6 +748,11 @@ const instructionOverride: InjectionDetector = {
       ...(need === undefined ? {} : { need }),
     })),
     { re: NEW_INSTRUCTIONS, need: [["colon"], ["new_noun"]], accept: lineOrSentenceStart },
+    {
+      re: FROM_AUTHORITY,
+      need: [["colon"], ["new_noun", "en_noun", "es_noun", "fr_noun", "de_noun", "pt_noun", "it_noun"]],
+      accept: lineOrSentenceStart,
+    },
     {
       re: REVEAL,
       need: [["reveal_noun"]],

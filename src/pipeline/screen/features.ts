@@ -4,9 +4,14 @@
  * A rule's regular expression runs only when the text has every feature group the rule needs (see `Rule.need`
  * in detectors.ts), so ordinary chat, which has none of them together, costs about one pass and no regex.
  *
+ * Characters that could hide a word from the patterns (invisible, bidi and control characters, ANSI escapes,
+ * lookalike and full-width letters: ./fold.ts) mark the text as `hiding`: it is then read folded.
+ *
  * Words are read without allocating: a hash of the lower-cased characters is looked up, and a hit is confirmed
  * character by character.
  */
+
+import { isHidingUnit } from "./fold";
 
 /** Trigger words by feature. A word may belong to several features. */
 const WORD_FEATURES = {
@@ -441,28 +446,6 @@ for (const [feature, words] of Object.entries(WORD_FEATURES) as Array<[WordFeatu
 }
 
 /**
- * Characters that could hide a word from the patterns: invisible format characters, and full-width letters,
- * digits and the full-width forms of `< > | [ ] { } # / " '`. (Full-width `：！？（），` are ordinary CJK
- * punctuation and do not count.)
- */
-function isHiding(c: number): boolean {
-  if (c < 0xad) return false;
-  if (c === 0xad || (c >= 0x200b && c <= 0x200f) || (c >= 0x2060 && c <= 0x2064) || c === 0xfeff) return true;
-  if (c < 0xff02 || c > 0xff5e) return false;
-  return (
-    (c >= 0xff10 && c <= 0xff19) ||
-    (c >= 0xff21 && c <= 0xff3d) ||
-    (c >= 0xff41 && c <= 0xff5d) ||
-    c === 0xff02 ||
-    c === 0xff03 ||
-    c === 0xff07 ||
-    c === 0xff0f ||
-    c === 0xff1c ||
-    c === 0xff1e
-  );
-}
-
-/**
  * What each BMP code unit is to the scan, in one array read: > 0, a word character (its lower-case code); 0,
  * nothing; < 0, `-(1 + bits)` where `bits` are the character features it sets (in `hi`), `HIDING_BIT` for a
  * character to fold or remove, `SLASH_BIT` for `/` (a feature only when another `/` follows).
@@ -473,7 +456,7 @@ const CODES = new Int32Array(0x10000);
 for (let c = 0; c < 0x10000; c++) {
   const w = c < 0x250 ? computeWordCode(c) : -1;
   if (w > 0) CODES[c] = w;
-  else if (isHiding(c)) CODES[c] = -(1 + HIDING_BIT);
+  else if (isHidingUnit(c)) CODES[c] = -(1 + HIDING_BIT);
 }
 const setBits = (c: number, bits: number) => {
   const v = CODES[c] as number;

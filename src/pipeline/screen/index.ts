@@ -130,7 +130,6 @@ interface Enabled {
 
 const NO_MATCH: { hits: ScreenHit[]; spans: Span[] } = Object.freeze({ hits: [], spans: [] });
 
-/** Runs `enabled` detectors on `text` once: which fired, and the spans (of `text`) to neutralize. */
 /** True when at least one rule of `enabled` can run on a text with `features`. */
 function anyRunnable(enabled: readonly Enabled[], features: Features): boolean {
   for (const { detector } of enabled) {
@@ -139,31 +138,56 @@ function anyRunnable(enabled: readonly Enabled[], features: Features): boolean {
   return false;
 }
 
+/** Runs `enabled` detectors on one reading `s`: adds the detectors that fired (once each) and the spans. */
+function scan(
+  s: ScanText,
+  features: Features,
+  enabled: readonly Enabled[],
+  prefilter: boolean,
+  hits: ScreenHit[],
+  spans: Span[],
+): void {
+  if (prefilter && !anyRunnable(enabled, features)) return;
+  const found: Span[] = [];
+  for (const { detector, action } of enabled) {
+    found.length = 0;
+    const neutralize = action === "neutralize";
+    const known = hits.some((h) => h.detector === detector.name);
+    // A detector already found in another reading: only its spans are still wanted.
+    if (known && !neutralize) continue;
+    if (!detect(detector, prefilter ? features : undefined, s, neutralize, found)) continue;
+    if (!known) hits.push({ detector: detector.name, action });
+    if (neutralize) for (const [start, end] of found) spans.push(s.toOriginal(start, end));
+  }
+}
+
+/**
+ * Runs `enabled` detectors on `text` once: which fired, and the spans (of `text`) to neutralize. A text holding
+ * characters that hide words is read folded, and when it holds tag characters or a right-to-left override also
+ * as shown (./fold.ts); what either reading finds counts.
+ */
 function pass(
   text: string,
   enabled: readonly Enabled[],
   prefilter = true,
 ): { hits: ScreenHit[]; spans: Span[] } {
-  let features = scanFeatures(text);
-  let s: ScanText | undefined;
-  if (features.hiding) {
-    // Folded text (invisible characters out, full-width folded) has features of its own.
-    s = new ScanText(text, true);
-    features = scanFeatures(s.text);
-  }
-  if (prefilter && !anyRunnable(enabled, features)) return NO_MATCH;
-  s ??= new ScanText(text, false);
+  const features = scanFeatures(text);
+  if (!features.hiding && prefilter && !anyRunnable(enabled, features)) return NO_MATCH;
   const hits: ScreenHit[] = [];
   const spans: Span[] = [];
-  const found: Span[] = [];
-  for (const { detector, action } of enabled) {
-    found.length = 0;
-    const neutralize = action === "neutralize";
-    if (!detect(detector, prefilter ? features : undefined, s, neutralize, found)) continue;
-    hits.push({ detector: detector.name, action });
-    if (neutralize) for (const [start, end] of found) spans.push(s.toOriginal(start, end));
+  if (!features.hiding) {
+    scan(new ScanText(text, "plain"), features, enabled, prefilter, hits, spans);
+    return { hits, spans };
   }
-  return { hits, spans };
+  const folded = new ScanText(text, "folded");
+  scan(folded, scanFeatures(folded.text), enabled, prefilter, hits, spans);
+  if (folded.layered) {
+    const shown = new ScanText(text, "display");
+    scan(shown, scanFeatures(shown.text), enabled, prefilter, hits, spans);
+    const order = (h: ScreenHit) => enabled.findIndex((e) => e.detector.name === h.detector);
+    hits.sort((a, b) => order(a) - order(b));
+  }
+  return hits.length === 0 ? NO_MATCH : { hits, spans };
 }
 
 function makeScreener(enabled: readonly Enabled[]): Screener {

@@ -1,25 +1,33 @@
+import { foldText } from "./fold";
+
 /**
  * The text the injection detectors read (src/pipeline/screen/detectors.ts), and the facts about it that several
  * rules share, each computed at most once per memory and only when a rule asks for it.
  *
- * Before matching, characters that hide words from a pattern but not from a model are taken out: invisible
- * format characters (zero-width space and joiners, word joiner, soft hyphen, BOM: `ig\u200bnore` reads as
- * `ignore`), and full-width ASCII (`ｉｇｎｏｒｅ`, `：`) is folded to ASCII. Match positions are mapped back to
- * the original text, so `neutralize` replaces exactly the original characters.
+ * A text holding characters that hide words from a pattern but not from a model is read folded (./fold.ts):
+ * invisible, bidi and control characters and ANSI escapes taken out, lookalike letters read as Latin; and, when
+ * it holds tag characters or a right-to-left override, a second time as shown (`display`). Match positions are
+ * mapped back to the original text, so `neutralize` replaces exactly the original characters.
  */
 
 /** A half-open range `[start, end)` in UTF-16 code units. */
 export type Span = readonly [start: number, end: number];
 
-function isInvisible(c: number): boolean {
-  return c === 0xad || (c >= 0x200b && c <= 0x200f) || (c >= 0x2060 && c <= 0x2064) || c === 0xfeff;
-}
+/** Code units to a string in one call (lone surrogates kept as they are: `ignoreBOM`, no replacement). */
+const UTF16 = new TextDecoder("utf-16le", { ignoreBOM: true });
+
+/** How a text is read: as it is, folded, or folded as shown (tag characters decoded, overrides reversed). */
+export type Reading = "plain" | "folded" | "display";
 
 export class ScanText {
   /** What the rules match against: the original, or its folded copy. */
   readonly text: string;
-  /** Original offset of each code unit of `text` (and of its end), when `text` is a folded copy with gaps. */
-  private readonly map: Int32Array | undefined;
+  /** Original range of each code unit of `text`, when `text` is a folded copy. */
+  private readonly starts: Int32Array | undefined;
+  private readonly ends: Int32Array | undefined;
+  private readonly ordered: boolean;
+  /** The text holds tag characters or a right-to-left override: a `display` reading differs from `folded`. */
+  readonly layered: boolean;
   private codeSpans: Span[] | undefined;
   private closes: Map<string, number[]> | undefined;
   /**
@@ -28,34 +36,25 @@ export class ScanText {
    */
   private budget: number;
 
-  /** `hiding`: `original` holds characters to fold or remove (features.ts tells, in its pass over the text). */
   constructor(
     readonly original: string,
-    hiding: boolean,
+    reading: Reading,
   ) {
     this.budget = 4 * original.length + 20_000;
-    if (!hiding) {
+    if (reading === "plain") {
       this.text = original;
-      this.map = undefined;
+      this.starts = undefined;
+      this.ends = undefined;
+      this.ordered = true;
+      this.layered = false;
       return;
     }
-    const codes: number[] = [];
-    const map: number[] = [];
-    let gaps = false;
-    for (let i = 0; i < original.length; i++) {
-      const c = original.charCodeAt(i);
-      if (isInvisible(c)) {
-        gaps = true;
-        continue;
-      }
-      codes.push(c >= 0xff01 && c <= 0xff5e ? c - 0xfee0 : c);
-      map.push(i);
-    }
-    map.push(original.length);
-    let text = "";
-    for (let i = 0; i < codes.length; i += 4096) text += String.fromCharCode(...codes.slice(i, i + 4096));
-    this.text = text;
-    this.map = gaps ? Int32Array.from(map) : undefined;
+    const folded = foldText(original, reading === "display");
+    this.text = UTF16.decode(folded.codes);
+    this.starts = folded.starts;
+    this.ends = folded.ends;
+    this.ordered = folded.ordered;
+    this.layered = folded.layered;
   }
 
   /** Takes `chars` from the expansion budget; false (and nothing taken) when it does not hold that many. */
@@ -65,11 +64,22 @@ export class ScanText {
     return true;
   }
 
-  /** The span of `text` `[start, end)` as a span of the original. */
+  /** The span of `text` `[start, end)` as a span of the original (the smallest covering every unit of it). */
   toOriginal(start: number, end: number): Span {
-    const { map } = this;
-    if (map === undefined) return [start, end];
-    return [map[start] ?? this.original.length, end > start ? (map[end - 1] ?? 0) + 1 : (map[start] ?? 0)];
+    const { starts, ends } = this;
+    if (starts === undefined || ends === undefined) return [start, end];
+    if (end <= start) {
+      const at = starts[start] ?? this.original.length;
+      return [at, at];
+    }
+    if (this.ordered) return [starts[start] ?? 0, ends[end - 1] ?? this.original.length];
+    let lo = this.original.length;
+    let hi = 0;
+    for (let i = start; i < end; i++) {
+      lo = Math.min(lo, starts[i] ?? lo);
+      hi = Math.max(hi, ends[i] ?? hi);
+    }
+    return [lo, Math.max(lo, hi)];
   }
 
   /**
