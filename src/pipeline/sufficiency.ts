@@ -83,7 +83,11 @@ export function certify(
       for (const s of list) for (const k of s.matched) own += idf[k] ?? 0;
       const item = kept[i];
       const fit = item === undefined ? 0 : answerFit(type, item.content.replace(SPEAKER, ""));
-      answerPresent = Math.max(answerPresent, (terms.length === 0 ? 1 : own / total) * fit);
+      // A memory holding half the query's weight or more is about the question.
+      answerPresent = Math.max(
+        answerPresent,
+        (terms.length === 0 ? 1 : Math.min(1, (2 * own) / total)) * fit,
+      );
     });
   }
   const [wu, wb] = analysis.multiHop ? [0.5, 0.2] : [0.25, 0.45];

@@ -30,7 +30,7 @@ import { makeCandidate } from "../helpers/items";
 
 const ROOT = join(__dirname, "..", "..");
 const CASES_FILE = join(ROOT, "eval", "injection", "cases.jsonl");
-const MEMORIES_FILE = join(ROOT, "eval", "golden", "memories.jsonl");
+const MEMORIES_FILE = join(ROOT, "eval", "golden", "basic", "memories.jsonl");
 const cases = parseInjectionCases(readFileSync(CASES_FILE, "utf8"), CASES_FILE);
 /** The classes of the finding, and their hard negatives. */
 const CLASS = /^(?:hide-(?:tag|bidi|ansi)|glyph|auth|neg-hide)-/;
@@ -161,6 +161,8 @@ describe("finding 14 — the Zep door screens every field of Zep's answer", () =
     created_at: at,
     source_node_uuid: "n-1",
     target_node_uuid: "n-2",
+    // A relevance well above any minScore: this test is about screening, not the threshold.
+    score: 0.9,
     ...extra,
   });
 
@@ -189,7 +191,7 @@ describe("finding 14 — the Zep door screens every field of Zep's answer", () =
       .post("/api/v2/graph/search")
       .set("authorization", `Api-Key ${GW_KEYS.app}`)
       .set("x-memgate-policy", "strict-injection")
-      .send({ user_id: "ana", query: "tea", scope: "edges" })
+      .send({ user_id: "ana", query: "tea", scope: "edges", reranker: "cross_encoder" })
       .expect(200);
     const edges = res.body.edges as Array<Record<string, unknown>>;
     expect(edges.map((e) => e.uuid).sort()).toEqual(["e-attr", "e-clean", "e-episode", "e-name"]);
