@@ -197,7 +197,21 @@ export function clipStage(
   const out = items.map((item, i): WorkItem => {
     const own = spans[i] ?? [];
     const last = own[own.length - 1];
-    const overAllowance = allowance !== undefined && own.length > 1 && count(item.content) > allowance;
+    // Each sentence counted once; a memory's count is estimated as their sum (BPE across a joint differs by a
+    // token or so), and the clipped text is counted exactly once at the end.
+    const sentenceTokens =
+      allowance !== undefined && own.length > 1
+        ? own.map((span) => count(item.content.slice(span.start, span.end)))
+        : undefined;
+    const estimate = (chosen: readonly number[]) => {
+      let sum = 0;
+      for (const j of chosen) sum += (sentenceTokens?.[j] ?? 0) + 1;
+      return sum;
+    };
+    const overAllowance =
+      allowance !== undefined &&
+      sentenceTokens !== undefined &&
+      estimate(sentenceTokens.map((_, j) => j)) > allowance;
     if ((own.length <= max && !overAllowance) || last === undefined)
       return { ...item, originalLength: item.content.length };
     const ownScores = scores[i] ?? [];
@@ -220,16 +234,25 @@ export function clipStage(
       return label !== undefined && (chosen[0]?.sentence ?? 0) > 0 ? `${label}${text}` : text;
     };
     let content = assemble(kept);
-    if (allowance !== undefined && kept.length > 1 && count(content) > allowance) {
-      // Best sentences first while the memory stays within its allowance; at least the best one.
+    if (allowance !== undefined && kept.length > 1 && estimate(kept.map((k) => k.sentence)) + 2 > allowance) {
+      // Best sentences first while the memory stays within its allowance (estimated from the sentences'
+      // counts, then checked exactly: the worst kept sentence goes while the text is over); at least the best one.
       const byValue = [...kept].sort((a, b) => b.score - a.score || a.sentence - b.sentence);
       let chosen: KeptSentence[] = [byValue[0] as KeptSentence];
       for (const k of byValue.slice(1)) {
-        const next = [...chosen, k].sort((a, b) => a.sentence - b.sentence);
-        if (count(assemble(next)) <= allowance) chosen = next;
+        const next = [...chosen, k];
+        if (estimate(next.map((x) => x.sentence)) + 2 <= allowance) chosen = next;
       }
-      kept = chosen.sort((a, b) => a.sentence - b.sentence);
-      content = assemble(kept);
+      chosen.sort((a, b) => a.sentence - b.sentence);
+      content = assemble(chosen);
+      while (chosen.length > 1 && count(content) > allowance) {
+        const worst = chosen.reduce((w, x) =>
+          x.score < w.score || (x.score === w.score && x.sentence > w.sentence) ? x : w,
+        );
+        chosen = chosen.filter((x) => x !== worst);
+        content = assemble(chosen);
+      }
+      kept = chosen;
     }
     if (content === item.content) return { ...item, originalLength: item.content.length };
     changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept } });

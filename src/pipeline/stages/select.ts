@@ -1,5 +1,4 @@
 import type { QueryAnalysis } from "../query/analyze";
-import { relevanceTerms } from "../text/relevance";
 import type { StageResult, TraceChange, WorkItem } from "../types";
 
 /**
@@ -8,8 +7,8 @@ import type { StageResult, TraceChange, WorkItem } from "../types";
  * - K = round(minK + (maxK − minK) × complexity): a simple question gets few memories, a multi-hop one many, so
  *   the token budget is spent where it pays. Without `dynamicK`, K is the policy's `topK`.
  * - MMR: the next memory maximizes λ · relevance − (1 − λ) · (its highest similarity to one already chosen), with
- *   relevance scaled to the best candidate's and similarity the Jaccard index of the two memories' term sets
- *   (stemmed, as relevance scores them). λ = 1 is plain rank order. Near-duplicates that the hash dedup does not
+ *   relevance scaled to the best candidate's and similarity the Jaccard index of the two memories' word sets
+ *   (words of three characters or more, lower-cased). λ = 1 is plain rank order. Near-duplicates that the hash dedup does not
  *   catch ("I love my new job at the bakery!" / "I really love the new bakery job") stop eating the budget.
  * - A reply turn (`replyTo`) chosen with its question follows it directly; it counts towards K.
  * - Memories beyond K: `reserve` for `budget.fill` (in MMR order), else `beyond_topK`.
@@ -25,6 +24,14 @@ export interface SelectOptions {
 
 export function dynamicK(analysis: QueryAnalysis, minK: number, maxK: number): number {
   return Math.max(1, Math.round(minK + (maxK - minK) * analysis.complexity));
+}
+
+/** A memory's words of three characters or more, lower-cased (no stemming: near-duplicates share their words). */
+const WORDS = /[\p{L}\p{N}]{3,}/gu;
+function wordSet(text: string): Set<string> {
+  const set = new Set<string>();
+  for (const m of text.toLowerCase().matchAll(WORDS)) set.add(m[0]);
+  return set;
 }
 
 function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
@@ -44,7 +51,7 @@ export function selectStage(
   const termsOf = (item: WorkItem): Set<string> => {
     let set = termSets.get(item.id);
     if (set === undefined) {
-      set = new Set(relevanceTerms(item.content).filter((t) => t.length > 2));
+      set = wordSet(item.content);
       termSets.set(item.id, set);
     }
     return set;
