@@ -15,9 +15,12 @@ import { freePort, stopChild, track, until } from "./procs";
 
 const ROOT = resolve(__dirname, "../..");
 
-/** policies/default.yaml with the backend named and the per-user limit out of the way (one bench user). */
+/**
+ * policies/default.yaml (or the file `MEMGATE_BENCH_POLICY` names, to compare another policy on the same path) with
+ * the backend named and the per-user limit out of the way (one bench user).
+ */
 function benchPolicy(backend: BenchBackend): string {
-  const shipped = readFileSync(join(ROOT, "policies/default.yaml"), "utf8");
+  const shipped = readFileSync(process.env.MEMGATE_BENCH_POLICY ?? join(ROOT, "policies/default.yaml"), "utf8");
   return shipped
     .replace(/^# backend: .*$/m, `backend: ${backend}`)
     .replace(/perUser: \{[^}]*\}/, "perUser: { points: 1000000, durationSeconds: 60 }")
