@@ -20,7 +20,10 @@ const ROOT = resolve(__dirname, "../..");
  * the backend named and the per-user limit out of the way (one bench user).
  */
 function benchPolicy(backend: BenchBackend): string {
-  const shipped = readFileSync(process.env.MEMGATE_BENCH_POLICY ?? join(ROOT, "policies/default.yaml"), "utf8");
+  const shipped = readFileSync(
+    process.env.MEMGATE_BENCH_POLICY ?? join(ROOT, "policies/default.yaml"),
+    "utf8",
+  );
   return shipped
     .replace(/^# backend: .*$/m, `backend: ${backend}`)
     .replace(/perUser: \{[^}]*\}/, "perUser: { points: 1000000, durationSeconds: 60 }")
