@@ -9,7 +9,7 @@ import { interleaveStage } from "./stages/interleave";
 import { type RankContext, rankStage } from "./stages/rank";
 import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
-import { dynamicK, selectStage } from "./stages/select";
+import { dynamicK, selectStage, similarityOf } from "./stages/select";
 import { thresholdStage } from "./stages/threshold";
 import { certify, type Sufficiency } from "./sufficiency";
 import { parseTimestamp } from "./text/time";
@@ -154,11 +154,9 @@ export function runPipeline(
 
   let sufficiency: Sufficiency | undefined;
   if (policy.sufficiency.enabled && analysis !== undefined) {
-    if (rankContext === undefined) {
-      const { selectStage: _unused, ...rest } = { selectStage };
-      void rest;
-    }
-    sufficiency = certify(items, analysis, policy.sufficiency.threshold, similarity, rankContext?.idf);
+    // Without ranking there was no selection to measure similarity: the kept memories' own.
+    const similar = rankContext === undefined ? similarityOf(items) : similarity;
+    sufficiency = certify(items, analysis, policy.sufficiency.threshold, similar, rankContext?.idf);
   }
 
   const collection = `user:${input.userId}`;

@@ -236,3 +236,20 @@ describe("the pipeline with the ranking sections", () => {
     );
   });
 });
+
+describe("sufficiency without ranking", () => {
+  test("redundancy is measured on the kept memories themselves", () => {
+    const twins = [
+      makeCandidate({ id: "a", content: "Maya loves the new bakery job, the croissants are amazing." }),
+      makeCandidate({ id: "b", content: "Maya really loves the new bakery job; croissants amazing!" }),
+    ];
+    const compiled = compilePolicy(
+      makePolicy({ retrieval: { minScore: 0 }, sufficiency: { enabled: true } }),
+    );
+    const result = runPipeline(
+      { userId: "u", query: "Where does Maya work?", candidates: twins, backend: "t", turnTime: TURN },
+      compiled,
+    );
+    expect(result.sufficiency?.redundancy ?? 0).toBeGreaterThan(0.4);
+  });
+});

@@ -42,6 +42,27 @@ function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   return inter / (a.size + b.size - inter);
 }
 
+/** The word-set Jaccard similarity of two memories by id, each set built once (MMR, the certificate's redundancy). */
+export function similarityOf(items: readonly WorkItem[]): (a: string, b: string) => number {
+  const byId = new Map(items.map((item) => [item.id, item]));
+  const sets = new Map<string, Set<string>>();
+  const setOf = (id: string): Set<string> | undefined => {
+    let set = sets.get(id);
+    if (set === undefined) {
+      const item = byId.get(id);
+      if (item === undefined) return undefined;
+      set = wordSet(item.content);
+      sets.set(id, set);
+    }
+    return set;
+  };
+  return (a, b) => {
+    const x = setOf(a);
+    const y = setOf(b);
+    return x === undefined || y === undefined ? 0 : jaccard(x, y);
+  };
+}
+
 export function selectStage(
   ranked: WorkItem[],
   relevance: ReadonlyMap<string, number>,
