@@ -182,67 +182,28 @@ const weightsSchema = z
 const weightDefaults = (w: Partial<z.input<typeof weightsSchema>>) =>
   weightsSchema.default(weightsSchema.parse(w));
 
+/** Default weights per intent (docs/policy.md#ranking): written once, used for each intent's own default and the whole. */
+const INTENT_WEIGHTS = {
+  factual: {},
+  procedural: { backend: 0.4, lexical: 0.4, entity: 0.05, time: 0.05, answer: 0, type: 0.1 },
+  exploratory: { backend: 0.35, lexical: 0.3, entity: 0.15, time: 0.1, answer: 0, type: 0.1 },
+  analytical: { backend: 0.3, lexical: 0.3, entity: 0.1, time: 0.2, answer: 0.05, type: 0.05 },
+} as const;
+const intentWeightsSchema = z
+  .object({
+    factual: weightDefaults(INTENT_WEIGHTS.factual),
+    procedural: weightDefaults(INTENT_WEIGHTS.procedural),
+    exploratory: weightDefaults(INTENT_WEIGHTS.exploratory),
+    analytical: weightDefaults(INTENT_WEIGHTS.analytical),
+  })
+  .strict();
+
 export const rankingSchema = z
   .object({
     /** Off by default: without it the order is seed 000's (threshold, dedup, topK by score, interleaving). */
     enabled: z.boolean().default(false),
     /** Signal weights per query intent; each omitted weight takes its default. */
-    weights: z
-      .object({
-        factual: weightDefaults({}),
-        procedural: weightDefaults({
-          backend: 0.4,
-          lexical: 0.4,
-          entity: 0.05,
-          time: 0.05,
-          answer: 0,
-          type: 0.1,
-        }),
-        exploratory: weightDefaults({
-          backend: 0.35,
-          lexical: 0.3,
-          entity: 0.15,
-          time: 0.1,
-          answer: 0,
-          type: 0.1,
-        }),
-        analytical: weightDefaults({
-          backend: 0.3,
-          lexical: 0.3,
-          entity: 0.1,
-          time: 0.2,
-          answer: 0.05,
-          type: 0.05,
-        }),
-      })
-      .strict()
-      .default({
-        factual: weightsSchema.parse({}),
-        procedural: weightsSchema.parse({
-          backend: 0.4,
-          lexical: 0.4,
-          entity: 0.05,
-          time: 0.05,
-          answer: 0,
-          type: 0.1,
-        }),
-        exploratory: weightsSchema.parse({
-          backend: 0.35,
-          lexical: 0.3,
-          entity: 0.15,
-          time: 0.1,
-          answer: 0,
-          type: 0.1,
-        }),
-        analytical: weightsSchema.parse({
-          backend: 0.3,
-          lexical: 0.3,
-          entity: 0.1,
-          time: 0.2,
-          answer: 0.05,
-          type: 0.05,
-        }),
-      }),
+    weights: intentWeightsSchema.default(intentWeightsSchema.parse({})),
     /** MMR λ (seed 001): 1 = rank order only; lower trades relevance for difference from what is already kept. */
     diversity: fraction().default(1),
     /**

@@ -68,15 +68,8 @@ export function selectStage(
   relevance: ReadonlyMap<string, number>,
   opts: SelectOptions,
 ): StageResult & { similarity: (a: string, b: string) => number } {
-  const termSets = new Map<string, Set<string>>();
-  const termsOf = (item: WorkItem): Set<string> => {
-    let set = termSets.get(item.id);
-    if (set === undefined) {
-      set = wordSet(item.content);
-      termSets.set(item.id, set);
-    }
-    return set;
-  };
+  // One word set per memory, built when first compared (the similarity returned is the same function).
+  const similarity = similarityOf(ranked);
   const top = Math.max(1e-9, ...ranked.map((item) => relevance.get(item.id) ?? 0));
   const pool = [...ranked];
   const chosen: WorkItem[] = [];
@@ -89,9 +82,8 @@ export function selectStage(
     if (idx >= 0) pool.splice(idx, 1);
     chosen.push(item);
     if (opts.lambda < 1) {
-      const set = termsOf(item);
       for (const other of pool) {
-        const sim = jaccard(set, termsOf(other));
+        const sim = similarity(item.id, other.id);
         if (sim > (maxSim.get(other.id) ?? 0)) maxSim.set(other.id, sim);
       }
     }
@@ -122,11 +114,7 @@ export function selectStage(
   for (const item of pool) changes.push({ id: item.id, reason: "beyond_topK" });
   return {
     items: out,
-    similarity: (a, b) => {
-      const x = byId.get(a);
-      const y = byId.get(b);
-      return x === undefined || y === undefined ? 0 : jaccard(termsOf(x), termsOf(y));
-    },
+    similarity,
     trace: {
       stage: "select",
       in: ranked.length,
