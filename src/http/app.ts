@@ -27,8 +27,9 @@ import { type MetricsEndpoint, metricsRoute } from "../telemetry/metrics-endpoin
 import type { TenantDirectory } from "../tenants/types";
 import { canonicalizePath } from "./canonical-path";
 import { HttpProblem } from "./errors";
-import { hotRouteOf, hotRouteTable } from "./hot";
+import { type HotRoute, hotRouteOf, hotRouteTable } from "./hot";
 import { answerError, errorHandler, notFound, requestId } from "./middleware";
+import { openApiRoute } from "./openapi/route";
 import { localsOf, type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
 import { opsRoutes, type Readiness } from "./routes/ops";
@@ -71,6 +72,14 @@ function refuseWhenShuttingDown(lifecycle: { shuttingDown: boolean } | undefined
   };
 }
 
+/**
+ * The hot routes (./hot.ts), served before Express. Every route here and in `expressRoutes` is also one line in
+ * the OpenAPI document's registry (src/http/openapi/routes.ts): test/http/openapi.routes.test.ts fails otherwise.
+ */
+export function hotRoutes(services: AppServices): HotRoute[] {
+  return [retrieveRoute(services), ...compatHotRoutes(services)];
+}
+
 /** The Express routes: everything but the hot routes, then 404 and the error handler. */
 export function expressRoutes(services: AppServices): Express {
   const app = express();
@@ -79,6 +88,7 @@ export function expressRoutes(services: AppServices): Express {
   app.set("query parser", "simple");
   app.use(metricsRoute(services.metrics)); // GET /metrics: Prometheus text, bounded scrapes (src/telemetry)
   app.use(opsRoutes(services));
+  app.use(openApiRoute()); // GET /openapi.json (src/http/openapi): a new route is one line in its routes.ts
   const { playground } = services;
   if (playground !== undefined) app.use(playgroundRoutes({ ...services, playground })); // /ui, /v1/playground (admin)
   app.use(compatRoutes(services)); // drop-in Zep (/api/v2/*) and OpenMemory (/memory/*, …) APIs (src/compat)
@@ -98,7 +108,7 @@ export function createApp(services: AppServices): RequestListener {
     canonicalizePath(), // one canonical path before any routing: no alias of a shaped route reaches the proxy
     refuseWhenShuttingDown(services.lifecycle),
   ];
-  const hot = hotRouteTable([retrieveRoute(services), ...compatHotRoutes(services)]);
+  const hot = hotRouteTable(hotRoutes(services));
   const routes = expressRoutes(services);
   return function memgate(req, res) {
     const failed = (err: unknown) => {

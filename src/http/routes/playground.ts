@@ -50,9 +50,9 @@ const MAX_QUERY = 65_536;
  */
 const bodyLimitFor = (...maxChars: number[]): string =>
   `${Math.ceil(maxChars.reduce((sum, n) => sum + 6 * n, 0) / 1024) + 4}kb`;
-const VALIDATE_BODY = bodyLimitFor(MAX_POLICY_TEXT);
-const COMPARE_BODY = bodyLimitFor(MAX_QUERY, MAX_POLICY_TEXT, MAX_POLICY_TEXT);
-const EVAL_BODY = bodyLimitFor(MAX_POLICY_TEXT, MAX_POLICY_TEXT);
+export const VALIDATE_BODY = bodyLimitFor(MAX_POLICY_TEXT);
+export const COMPARE_BODY = bodyLimitFor(MAX_QUERY, MAX_POLICY_TEXT, MAX_POLICY_TEXT);
+export const EVAL_BODY = bodyLimitFor(MAX_POLICY_TEXT, MAX_POLICY_TEXT);
 
 const policyChoiceSchema = z
   .object({
@@ -67,7 +67,7 @@ const policiesSchema = z
   .min(1, { error: "must be a list of one or two policies" })
   .max(2, { error: "must be a list of one or two policies" });
 
-const compareBodySchema = z
+export const compareBodySchema = z
   .object({
     userId: z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE),
     query: z.string({ error: "is required (a string)" }).max(MAX_QUERY),
@@ -79,7 +79,7 @@ const compareBodySchema = z
 /** At most this many budgets in one sweep (each one is another pass over the golden set per policy). */
 const MAX_BUDGETS = 8;
 
-const evalBodySchema = z
+export const evalBodySchema = z
   .object({
     backend: z.enum(BACKEND_NAMES).optional(),
     policies: policiesSchema,
@@ -94,7 +94,7 @@ const evalBodySchema = z
   })
   .strict();
 
-const validateBodySchema = z
+export const validateBodySchema = z
   .object({ text: z.string({ error: "is required (a policy file's text)" }).max(MAX_POLICY_TEXT) })
   .strict();
 
