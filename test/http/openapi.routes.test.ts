@@ -4,6 +4,7 @@
  * paths and its `x-prefix-routes` (mounts that answer a whole prefix). A route added to the app and not to
  * src/http/openapi/routes.ts — or the other way round — fails here, naming it.
  */
+import { METHODS } from "node:http";
 import type express from "express";
 import { expressRoutes, hotRoutes } from "../../src/http/app";
 import { buildOpenApiDocument } from "../../src/http/openapi/document";
@@ -41,9 +42,13 @@ function pathsOf(raw: unknown): string[] {
 function walk(stack: readonly LayerLike[], prefix: string, served: Served): void {
   for (const layer of stack) {
     if (layer.route !== undefined) {
-      for (const path of pathsOf(layer.route.path))
-        for (const method of Object.keys(layer.route.methods).filter((m) => m !== "_all"))
-          served.routes.add(`${method.toUpperCase()} ${openApiPath(prefix + path)}`);
+      const methods = Object.keys(layer.route.methods);
+      // `router.all(path)` answers every method (each one, or `_all`): documented as a prefix route, as a mount is.
+      const all = methods.includes("_all") || METHODS.every((m) => methods.includes(m.toLowerCase()));
+      for (const path of pathsOf(layer.route.path)) {
+        if (all) served.prefixes.add(openApiPath(prefix + path));
+        else for (const m of methods) served.routes.add(`${m.toUpperCase()} ${openApiPath(prefix + path)}`);
+      }
     } else if (Array.isArray(layer.handle?.stack)) {
       for (const path of pathsOf(layer.rawPath))
         walk(layer.handle.stack, prefix + (path === "/" ? "" : path), served);
@@ -117,10 +122,14 @@ describe("the OpenAPI document lists exactly the routes the gateway serves", () 
     app.use("/v2/mounted", (_req, res) => {
       res.json({});
     });
+    app.all("/v2/any-method", (_req, res) => {
+      res.json({});
+    });
     const hot = [...hotRoutes(h.services), { method: "POST", path: "/v1/hot-undocumented" }];
     expect(disagreements(servedBy(app, hot), documented())).toEqual([
       "served, not documented: POST /v1/hot-undocumented",
       "served, not documented: POST /v1/memories/undocumented",
+      "prefix served, not documented: /v2/any-method",
       "prefix served, not documented: /v2/mounted",
     ]);
   });

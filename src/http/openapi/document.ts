@@ -43,6 +43,8 @@ const STATUS_TEXT: Record<number, string> = {
   413: "The body is larger than the route's limit.",
   415: "The body is not application/json.",
   429: "The key exceeded its request rate.",
+  502: "A proxied call: the upstream could not be reached.",
+  504: "A proxied call: the upstream did not answer in time.",
   503: "The gateway is shutting down (draining): retry on another replica.",
 };
 
@@ -100,7 +102,7 @@ function operationOf(route: ApiRoute): ZodOpenApiOperationObject {
   for (const status of problemStatuses(route)) responses[String(status) as "200"] = problemAnswer(status);
   const params = pathParams(route.path);
   const keyed = route.access !== "public";
-  const limits = route.body === undefined ? "" : `JSON body of at most ${route.body.limit}.`;
+  const limits = route.body === undefined ? "" : `JSON body of at most ${describeLimit(route.body.limit)}.`;
   const scope = keyed ? `Needs a key with the \`${route.access}\` scope.` : "No key needed.";
   return {
     operationId: operationId(route),
@@ -115,6 +117,14 @@ function operationOf(route: ApiRoute): ZodOpenApiOperationObject {
       : { requestBody: { required: true, content: { "application/json": { schema: route.body.schema } } } }),
     responses,
   };
+}
+
+/** `"64kb"` → `64 KiB`, `"1mb"` → `1 MiB` (the forms the routes give `jsonBody`). */
+function describeLimit(limit: string): string {
+  const m = /^(\d+)\s*(kb|mb)?$/i.exec(limit.trim());
+  if (m === null) return limit;
+  const unit = (m[2] ?? "").toLowerCase();
+  return `${m[1]} ${unit === "mb" ? "MiB" : unit === "kb" ? "KiB" : "bytes"}`;
 }
 
 /** `post /v1/playground/compare` → `postV1PlaygroundCompare`; `get /memory/{id}` → `getMemoryById`. */

@@ -106,6 +106,8 @@ export function dropIn(
     access,
     ...(bodyLimit === undefined ? {} : { body: { schema: z.unknown(), limit: bodyLimit } }),
     ok: upstreamAnswer(`The ${tag.slice("drop-in: ".length)} API's answer, in its wire format.`),
+    // A shaped route (scope `retrieve`) answers a failing upstream with its fallback; a proxied one cannot.
+    ...(access === "proxy" ? { errors: [502, 504] } : {}),
   };
 }
 
@@ -236,7 +238,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
   dropIn("get", "/health", "drop-in: OpenMemory", "proxy", "OpenMemory's health"),
 ];
 
-/** A mount that answers every path under a prefix (any method): in the document as `x-prefix-routes`. */
+/**
+ * A mount that answers every path under a prefix, any method (`router.use(prefix, …)`: a proxy, static files), or
+ * every method of one path (`router.all(path, …)`): in the document as `x-prefix-routes`, since OpenAPI has no
+ * wildcard paths.
+ */
 export interface PrefixRoute {
   prefix: string;
   access: "public" | Scope;
