@@ -15,9 +15,9 @@ export const ID_RULE = 'must be 1–128 of [A-Za-z0-9_.:@-], not "." or ".."';
 export const retrieveBodySchema = z
   .object({
     userId: z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE),
-    sessionId: z.unknown().optional().meta({ description: "Missing or invalid: a SESSION_INVALID fallback." }),
+    sessionId: z.unknown().optional().meta({ description: "Missing or invalid: SESSION_INVALID fallback." }),
     query: z.string({ error: "must be a string" }).max(65_536).optional(),
-    useMemory: z.unknown().optional().meta({ description: "Anything but true: a MEMORY_DISABLED fallback." }),
+    useMemory: z.unknown().optional().meta({ description: "Anything but true: MEMORY_DISABLED fallback." }),
     policy: z
       .string()
       .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
