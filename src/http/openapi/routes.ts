@@ -16,7 +16,10 @@
  * (401/403/429 for a keyed route, 400/413/415 for a JSON body, 503 while draining) are added by ./document.ts;
  * `errors` lists any other problem+json status the route answers (e.g. 404). A drop-in route of the Zep or
  * OpenMemory API is `dropIn(…)`: its wire format is the upstream SDK's and is not restated. A mount that answers
- * a whole prefix (a proxy, static files) is a line in `PREFIX_ROUTES`.
+ * a whole prefix or every method of a path (`router.use`, `router.all`: a proxy, static files) is a line in
+ * `PREFIX_ROUTES`. A new answer schema goes in ./schemas.ts with `.meta({ id })` and a `Describes` check against
+ * the type the handler sends; a new tag is a line in `TAGS`. A route whose answer is not JSON gives
+ * `ok.contentType` (e.g. "text/event-stream"); other statuses with their own body, `also`.
  */
 import { z } from "zod";
 import { retrievalPayloadSchema } from "../../retrieval/payload-schema";
