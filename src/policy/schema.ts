@@ -257,12 +257,17 @@ export const sectionsSchema = z
   .object({ summary: share().optional(), fact: share().optional(), message: share().optional() })
   .strict()
   .superRefine((sections, ctx) => {
-    const shares = SECTION_TYPES.map((t) => sections[t] ?? 0);
-    if (shares.every((s) => s === 0))
+    const shares = SECTION_TYPES.flatMap((t) => (sections[t] === undefined ? [] : [sections[t]]));
+    if (shares.length === 0)
       ctx.addIssue({ code: "custom", message: "name at least one of summary, fact, message" });
+    // A share out of range has its own error; the sum is checked on valid shares only.
+    if (shares.some((s) => !(s > 0 && s <= 1))) return;
     const sum = shares.reduce((a, b) => a + b, 0);
     if (sum > 1 + SHARE_SUM_SLACK)
-      ctx.addIssue({ code: "custom", message: `the shares must add up to at most 1 (they add up to ${sum})` });
+      ctx.addIssue({
+        code: "custom",
+        message: `the shares must add up to at most 1 (they add up to ${sum})`,
+      });
   });
 export type BudgetSections = z.output<typeof sectionsSchema>;
 
