@@ -1,6 +1,6 @@
 /**
  * The OpenTelemetry GenAI semantic conventions memgate's retrieval spans carry beside their own `memgate.*`
- * attributes (docs/observability.md#span-attributes). Names and values are the constants of
+ * attributes (docs/observability.md#span-catalogue). Names and values are the constants of
  * `@opentelemetry/semantic-conventions` 1.40 (its incubating entry: the GenAI conventions are still in
  * development), imported, never spelled out here. The conventions' retrieval span is "a request to a … framework
  * that retrieves relevant information or context from a vector database or search system": both
