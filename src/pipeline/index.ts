@@ -1,10 +1,11 @@
 import type { CompiledPolicy } from "../policy/compile";
 import { boundWork, workBoundChars } from "./bound";
+import { type Citations, cite } from "./citations";
 import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
 import { budgetStage } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
-import { formatSystemPrompt } from "./stages/format";
+import { formatSystemPrompt, promptOrder } from "./stages/format";
 import { interleaveStage } from "./stages/interleave";
 import { type RankContext, rankStage } from "./stages/rank";
 import { redactRewritten, redactStage } from "./stages/redact";
@@ -28,6 +29,11 @@ export interface PipelineInput {
    * ago") are resolved against it. The pipeline never reads the host clock; the caller passes its own.
    */
   turnTime?: number;
+  /**
+   * false: no refs whatever the policy's `format.citations` says — a drop-in door answers in its SDK's wire
+   * format, which has no place for them, so its memories neither show refs nor pay their tokens.
+   */
+  citations?: false;
 }
 
 export interface PipelineResult {
@@ -41,6 +47,8 @@ export interface PipelineResult {
   query?: QueryAnalysis;
   /** The sufficiency certificate (policy `sufficiency.enabled`). */
   sufficiency?: Sufficiency;
+  /** Policy `format.citations: on`: ref → where the memory came from (src/pipeline/citations.ts). */
+  citations?: Citations;
 }
 
 /** A candidate as the stages take it. Built field by field: an object spread takes V8's slow path here. */
@@ -146,8 +154,9 @@ export function runPipeline(
     );
   }
   let totalTokens = 0;
+  const citations = policy.format.citations === "on" && input.citations !== false;
   run("token_budget", () => {
-    const result = budgetStage(items, policy, ctx);
+    const result = budgetStage(items, policy, ctx, { citations });
     totalTokens = result.usedTokens;
     return result;
   });
@@ -160,14 +169,21 @@ export function runPipeline(
   }
 
   const collection = `user:${input.userId}`;
-  const memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));
+  let memories = items.map((item) => toEntry(item, collection, policy.retrieval.searchType));
+  const summariesFirst = policy.budget.sections !== undefined;
+  let cited: Citations | undefined;
+  if (citations) {
+    ({ memories, citations: cited } = cite(memories, promptOrder(memories, summariesFirst), input.backend));
+  }
   const systemPrompt = formatSystemPrompt(memories, {
     timeZone: policy.format.timeZone,
     envelope: policy.format.envelope,
     includedResults: memories.length,
+    ...(summariesFirst ? { summariesFirst } : {}),
   });
   return {
     memories,
+    ...(cited === undefined ? {} : { citations: cited }),
     systemPrompt,
     totalResults: input.candidates.length,
     totalTokens,

@@ -92,6 +92,11 @@ export interface MemoryEntry {
    */
   flags?: string[];
   provenance: Provenance;
+  /**
+   * Policy `format.citations: on`: the memory's short ref (`m1`, `m2`, … in prompt order), the key of its entry in
+   * the payload's `citations` (src/pipeline/citations.ts). Last, so outputs without it keep their field order.
+   */
+  ref?: string;
 }
 
 /** Reasons a stage gives for dropping or changing a candidate (docs/policy.md#the-explain-trace). */

@@ -19,6 +19,14 @@ export const PACKINGS = ["truncate", "skip"] as const;
 /** How the system prompt is wrapped: not at all (seed 000), or in a data-only `<recalled_memories>` envelope. */
 export const ENVELOPES = ["none", "tagged"] as const;
 export type Envelope = (typeof ENVELOPES)[number];
+/** Citations (seed 004): a short ref per memory in the prompt and `citations` in the payload, or none (seed 000). */
+export const CITATIONS = ["on", "off"] as const;
+/**
+ * The sections of `budget.sections`, in the order they are filled and shown: summaries first (seed 001), then
+ * facts, then messages. Each is a memory `type` (src/pipeline/types.ts `MEMORY_TYPES`).
+ */
+export const SECTION_TYPES = ["summary", "fact", "message"] as const;
+export type SectionType = (typeof SECTION_TYPES)[number];
 export type TokenizerName = (typeof TOKENIZERS)[number];
 /** Secrets detectors (src/pipeline/redaction/secrets.ts): credentials with a known shape, then a context-gated one. */
 export const SECRET_DETECTOR_NAMES = [
@@ -236,6 +244,33 @@ export const sufficiencySchema = z
   })
   .strict();
 
+/** A share of the budget: more than 0, at most 1. */
+const share = () => {
+  const error = "must be a number greater than 0 and at most 1";
+  return z.number({ error }).gt(0, { error }).max(1, { error });
+};
+
+/** Floating-point slack when adding shares (0.1 + 0.2 + 0.7 is 1.0000000000000002). */
+const SHARE_SUM_SLACK = 1e-9;
+
+export const sectionsSchema = z
+  .object({ summary: share().optional(), fact: share().optional(), message: share().optional() })
+  .strict()
+  .superRefine((sections, ctx) => {
+    const shares = SECTION_TYPES.flatMap((t) => (sections[t] === undefined ? [] : [sections[t]]));
+    if (shares.length === 0)
+      ctx.addIssue({ code: "custom", message: "name at least one of summary, fact, message" });
+    // A share out of range has its own error; the sum is checked on valid shares only.
+    if (shares.some((s) => !(s > 0 && s <= 1))) return;
+    const sum = shares.reduce((a, b) => a + b, 0);
+    if (sum > 1 + SHARE_SUM_SLACK)
+      ctx.addIssue({
+        code: "custom",
+        message: `the shares must add up to at most 1 (they add up to ${sum})`,
+      });
+  });
+export type BudgetSections = z.output<typeof sectionsSchema>;
+
 export const budgetSchema = z
   .object({
     /**
@@ -250,6 +285,13 @@ export const budgetSchema = z
     fill: z.boolean().default(false),
     /** With `fill`: at most this many memories in all. */
     maxMemories: int(1, 50).default(20),
+    /**
+     * Section budgets (seed 004's allocation, seed 001's summaries first): each memory type's share of
+     * `retrieval.maxTokens`, filled in the order summary → fact → message; what a section leaves unused flows to
+     * the next, what no share claims goes to the last (messages). Absent (the default): one budget for all, as
+     * before. No default is filled in, so a policy without it keeps its hash.
+     */
+    sections: sectionsSchema.optional(),
   })
   .strict();
 
@@ -349,6 +391,12 @@ export const policySchema = z
          * instructions, then the block inside `<recalled_memories>` … `</recalled_memories>`.
          */
         envelope: z.enum(ENVELOPES).default("none"),
+        /**
+         * `on`: each kept memory gets a ref (`m1`, `m2`, … in prompt order) in `memories[i].ref` and at the start of
+         * its prompt line, and the payload a `citations` map; the refs' tokens count against the budget. `off` or
+         * absent (seed 000): none. No default is filled in, so a policy without it keeps its hash.
+         */
+        citations: z.enum(CITATIONS).optional(),
       })
       .strict()
       .default({ timeZone: "UTC", envelope: "none" }),
@@ -356,6 +404,11 @@ export const policySchema = z
       .object({
         scopes: z.array(z.enum(ZEP_SCOPES)).min(1).max(ZEP_SCOPES.length).default(["edges", "episodes"]),
         reranker: z.enum(ZEP_RERANKERS).default("cross_encoder"),
+        /**
+         * true: the user's summary (Zep's user node, `GET /users/{userId}/node`) comes along as a `summary`
+         * memory with score 1, fetched beside the search. Absent or false: not fetched, as before.
+         */
+        userSummary: z.boolean().optional(),
       })
       .strict()
       .default({ scopes: ["edges", "episodes"], reranker: "cross_encoder" }),

@@ -81,6 +81,7 @@ export async function answerWithFallback(
   };
   const payload: RetrievalPayload = {
     memories: [],
+    ...(ctx.compiled.policy.format.citations === "on" ? { citations: {} } : {}),
     metadata: {
       queryTime: round(ctx.queryTimeMs()),
       totalResults: 0,

@@ -8,6 +8,9 @@
 import type { CachedPayload } from "../cache/types";
 import type { RetrievalMetadata, RetrievalPayload } from "./payload";
 
+/** What precedes the metadata object in a payload's text. */
+const METADATA_KEY = ',"metadata":';
+
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -89,8 +92,9 @@ export class PayloadText {
 
   /**
    * The payload with another metadata, as an answer: the object spread as ever when it is at hand, else one whose
-   * `memories` and `systemPrompt` are read from the text only when something reads them (a /v1/retrieve entry has
-   * no other field: `native` is a drop-in door's, whose entries have keys of their own).
+   * `memories`, `citations` (when it has them) and `systemPrompt` are read from the text only when something reads
+   * them (a /v1/retrieve entry has no other field: `native` is a drop-in door's, whose entries have keys of their
+   * own).
    */
   answer(metadata: RetrievalMetadata): RetrievalPayload {
     if (this.parsed !== undefined) return { ...this.parsed, metadata };
@@ -101,6 +105,14 @@ export class PayloadText {
       get: () => this.payload().memories,
       set: (v: RetrievalPayload["memories"]) => own(answer, "memories", v),
     });
+    if (this.hasCitations()) {
+      Object.defineProperty(answer, "citations", {
+        enumerable: true,
+        configurable: true,
+        get: () => this.payload().citations,
+        set: (v: RetrievalPayload["citations"]) => own(answer, "citations", v),
+      });
+    }
     own(answer, "metadata", metadata);
     Object.defineProperty(answer, "systemPrompt", {
       enumerable: true,
@@ -109,6 +121,16 @@ export class PayloadText {
       set: (v: string) => own(answer, "systemPrompt", v),
     });
     return answer;
+  }
+
+  /**
+   * Whether the payload has `citations` (policy `format.citations: on`), read off the text without parsing it: a
+   * payload's fields come `memories` (an array), then `citations` (an object) when there are any, then `metadata`,
+   * so what ends just before `,"metadata":` is `}` with citations and `]` without.
+   */
+  private hasCitations(): boolean {
+    const before = this.metadataStart - METADATA_KEY.length - 1;
+    return this.text.startsWith(METADATA_KEY, before + 1) && this.text.charCodeAt(before) === 0x7d;
   }
 
   /** `JSON.stringify` of `answer(metadata)`, from the text: only `metadata` is serialized. */

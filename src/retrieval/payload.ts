@@ -5,6 +5,7 @@
  */
 import type { NativeSource } from "../backends/types";
 import type { PipelineResult } from "../pipeline";
+import type { Citations } from "../pipeline/citations";
 import type { Sufficiency } from "../pipeline/sufficiency";
 import type { MemoryEntry, StageTrace } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
@@ -35,6 +36,11 @@ export interface RetrievalMetadata {
 
 export interface RetrievalPayload {
   memories: MemoryEntry[];
+  /**
+   * Policy `format.citations: on` only (then always, `{}` when nothing was kept): ref → where the memory came
+   * from. Right after `memories`, so a stored payload's text says whether it has them (./payload-text.ts).
+   */
+  citations?: Citations;
   metadata: RetrievalMetadata;
   systemPrompt: string;
   trace?: StageTrace[];
@@ -75,6 +81,7 @@ export function buildPayload(
 ): RetrievalPayload {
   const payload: RetrievalPayload = {
     memories: result.memories,
+    ...(result.citations === undefined ? {} : { citations: result.citations }),
     metadata: {
       queryTime: Math.round(extras.queryTimeMs * 100) / 100,
       totalResults: result.totalResults,

@@ -7,6 +7,7 @@
 import type { GoldenQuestion } from "../eval/golden";
 import type { PolicyReport } from "../eval/run";
 import type { Sweep } from "../eval/sweep";
+import { refLabel } from "../pipeline/citations";
 import type { Candidate, MemoryEntry } from "../pipeline/types";
 import { type CompiledPolicy, checkPolicyText } from "../policy/compile";
 import type { BackendName } from "../policy/schema";
@@ -181,10 +182,17 @@ export function runCandidates(candidates: readonly Candidate[], compiled: Compil
   });
 }
 
-/** Tokens of each kept memory under the policy's tokenizer (the budget stage counts the same way). */
+/**
+ * Tokens of each kept memory under the policy's tokenizer, its ref label's included (`format.citations: on`):
+ * what the budget stage counted for it.
+ */
 export function memoryTokens(
   memories: readonly MemoryEntry[],
   compiled: CompiledPolicy,
 ): ComparisonRun["tokens"] {
-  return memories.map((m) => ({ id: m.id, tokens: compiled.ctx.tokenizer.count(m.content) }));
+  const { tokenizer } = compiled.ctx;
+  return memories.map((m) => ({
+    id: m.id,
+    tokens: tokenizer.count(m.content) + (m.ref === undefined ? 0 : tokenizer.count(refLabel(m.ref))),
+  }));
 }

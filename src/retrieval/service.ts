@@ -474,6 +474,7 @@ export class RetrievalService {
           backend: name,
           explain: turn.explain,
           turnTime: turn.turnTime,
+          ...(req.native === undefined ? {} : { citations: false as const }),
         },
         compiled,
         observed ? pipelineObserver(compiled.policy.name, name) : undefined,

@@ -7,6 +7,7 @@ import { performance } from "node:perf_hooks";
 import { type Span, SpanStatusCode } from "@opentelemetry/api";
 import type { BackendFactories } from "../backends/registry";
 import { type Backend, BackendError } from "../backends/types";
+import { GENAI_RETRIEVAL, genAiSource } from "./genai";
 import {
   type BackendOperation,
   recordBackendCall,
@@ -20,33 +21,35 @@ function observe<T>(
   operation: BackendOperation,
   call: () => Promise<T>,
   annotate?: (span: Span, value: T) => void,
+  /** A search's fetch size: the span is a GenAI retrieval span too (./genai.ts). */
+  limit?: number,
 ): Promise<T> {
-  return tracer().startActiveSpan(
-    `memgate.backend.${operation}`,
-    { attributes: { "memgate.backend": backend.name } },
-    async (span) => {
-      const started = performance.now();
-      try {
-        const value = await call();
-        recordBackendCall(backend.name, operation, "ok", performance.now() - started);
-        if (annotate && span.isRecording()) annotate(span, value);
-        return value;
-      } catch (err) {
-        const kind = err instanceof BackendError ? err.kind : "error";
-        recordBackendCall(backend.name, operation, kind, performance.now() - started);
-        if (kind === "rate_limited") recordRateLimitRejection("backend");
-        if (err instanceof BackendError && err.oversized) recordUpstreamOversized(backend.name);
-        span.setAttribute("memgate.backend.error.kind", kind);
-        if (err instanceof BackendError && err.status !== undefined)
-          span.setAttribute("memgate.backend.status", err.status);
-        span.setAttribute("error.type", kind);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: kind });
-        throw err;
-      } finally {
-        span.end();
-      }
-    },
-  );
+  const attributes =
+    limit === undefined
+      ? { "memgate.backend": backend.name }
+      : { "memgate.backend": backend.name, ...GENAI_RETRIEVAL, ...genAiSource(backend.name, limit) };
+  return tracer().startActiveSpan(`memgate.backend.${operation}`, { attributes }, async (span) => {
+    const started = performance.now();
+    try {
+      const value = await call();
+      recordBackendCall(backend.name, operation, "ok", performance.now() - started);
+      if (annotate && span.isRecording()) annotate(span, value);
+      return value;
+    } catch (err) {
+      const kind = err instanceof BackendError ? err.kind : "error";
+      recordBackendCall(backend.name, operation, kind, performance.now() - started);
+      if (kind === "rate_limited") recordRateLimitRejection("backend");
+      if (err instanceof BackendError && err.oversized) recordUpstreamOversized(backend.name);
+      span.setAttribute("memgate.backend.error.kind", kind);
+      if (err instanceof BackendError && err.status !== undefined)
+        span.setAttribute("memgate.backend.status", err.status);
+      span.setAttribute("error.type", kind);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: kind });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** The same backend, observed. `ping` (a reachability check; /readyz no longer calls it) is passed through untraced. */
@@ -64,6 +67,7 @@ export function instrumentBackend(backend: Backend): Backend {
             "memgate.results.count": candidates.length,
           });
         },
+        req.limit,
       ),
     userExists: (userId, opts) =>
       observe(
@@ -88,6 +92,7 @@ export function instrumentBackend(backend: Backend): Backend {
             "memgate.results.count": answer.candidates.length,
           });
         },
+        req.limit,
       );
   }
   const close = backend.close?.bind(backend);

@@ -2,7 +2,7 @@
  * The retrieval's spans, through the OpenTelemetry API (a no-op until an SDK registers a TracerProvider, so code
  * and tests without telemetry pay almost nothing):
  *
- *   memgate.retrieve                     policy, backend, cache, fallback, counts, tokens, hashed user
+ *   memgate.retrieve                     policy, backend, cache, fallback, counts, tokens, hashed user, gen_ai.*
  *   ├─ memgate.eligibility               useMemory, sessionId, query, the user's rate limit, backend cool-down
  *   ├─ memgate.cache.lookup              memgate.cache.result = hit | stale | miss
  *   ├─ memgate.backend.user_exists       (backend.ts) the existence check, when not cached
@@ -19,6 +19,7 @@ import type { StageTrace } from "../pipeline/types";
 import { FALLBACK_CODES } from "../policy/schema";
 import type { RetrievalOutcome } from "../retrieval/outcome";
 import type { RetrievalPayload } from "../retrieval/payload";
+import { GENAI_RETRIEVAL, genAiSource } from "./genai";
 import { recordDedup, recordInjection, recordRedactions, recordRetrieval } from "./metrics";
 import { hashUser } from "./redact";
 
@@ -79,6 +80,7 @@ function payloadAttributes(payload: RetrievalPayload): Attributes {
     "memgate.results.count": m.includedResults,
     "memgate.tokens": m.totalTokens,
     "memgate.filters": m.appliedFilters,
+    ...genAiSource(m.backend, m.config.topK),
   };
   if (m.fallback !== null) {
     attributes["memgate.fallback.code"] = m.fallback.code;
@@ -96,7 +98,7 @@ export function traceRetrieval(
   run: () => Promise<RetrievalOutcome>,
 ): Promise<RetrievalOutcome> {
   const started = performance.now();
-  return tracer().startActiveSpan("memgate.retrieve", async (span) => {
+  return tracer().startActiveSpan("memgate.retrieve", { attributes: GENAI_RETRIEVAL }, async (span) => {
     if (span.isRecording()) {
       span.setAttributes({
         "memgate.tenant": subject.tenantId,

@@ -114,4 +114,34 @@ describe("PayloadText", () => {
     expect(stored?.metadata()).toEqual({ cache: "miss" });
     expect(() => stored?.payload()).toThrow("not a payload");
   });
+
+  test("a stored payload with citations (format.citations: on) answers them, in their place, lazily", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: "grapheme" }), { maxLength: 5 }),
+        fc.boolean(),
+        fc.string(),
+        (contents, withCitations, prompt) => {
+          const base = payload(contents, prompt);
+          const citations = Object.fromEntries(
+            base.memories.map((m, i) => [
+              `m${i + 1}`,
+              { id: m.id, backend: "zep", sessionId: m.sessionId, timestamp: m.timestamp },
+            ]),
+          );
+          const p: CachedPayload = withCitations
+            ? { memories: base.memories, citations, metadata: base.metadata, systemPrompt: prompt }
+            : base;
+          const made = PayloadText.of(p);
+          const stored = PayloadText.stored(made.text, made.metadataStart, made.metadataEnd);
+          const meta = hitOf(p, 2);
+          const answer = stored?.answer(meta);
+          expect(JSON.stringify(answer)).toBe(JSON.stringify({ ...p, metadata: meta }));
+          expect(answer !== undefined && "citations" in answer).toBe(withCitations);
+          if (withCitations) expect(answer?.citations).toEqual(citations);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * One real HTTP server on 127.0.0.1 speaking both upstream wire formats a door reaches: Zep Cloud v3 under
- * `/api/v2` (`GET`/`DELETE /users/{id}`, `POST /graph/search`) and OpenMemory (`POST /memory/query`, `DELETE /users/{id}/memories`, `GET /health`).
+ * `/api/v2` (`GET`/`DELETE /users/{id}`, `GET /users/{id}/node`, `POST /graph/search`) and OpenMemory (`POST /memory/query`, `DELETE /users/{id}/memories`, `GET /health`).
  * Child processes can reach it too (the two-process suite). Each search is counted per wire, and `fail` makes
  * every search answer an error (500, or 429 with `Retry-After`) until `heal`.
  */
@@ -22,6 +22,9 @@ export class FakeUpstreams {
   /** Every search answers after this many ms (a slow upstream: concurrent requests overlap). */
   searchDelayMs = 0;
   private readonly users = new Map<string, FakeMemory[]>();
+  /** A seeded user's summary (Zep's user node); `GET /users/{id}/node` calls so far. */
+  private readonly summaries = new Map<string, string>();
+  userNodeCalls = 0;
 
   private constructor(
     private readonly server: Server,
@@ -44,6 +47,11 @@ export class FakeUpstreams {
 
   seed(userId: string, memories: FakeMemory[]): void {
     this.users.set(userId, memories);
+  }
+
+  /** The summary Zep keeps on the user's node (`GET /users/{id}/node`). */
+  summarize(userId: string, summary: string): void {
+    this.summaries.set(userId, summary);
   }
 
   fail(status: number, retryAfterSeconds?: number): void {
@@ -74,6 +82,16 @@ export class FakeUpstreams {
       const id = decodeURIComponent(user[1]);
       if (!this.users.has(id)) return json(404, { message: "not found" });
       return json(200, { user_id: id, uuid: `uuid-${id}`, created_at: "2026-01-01T00:00:00Z" });
+    }
+    const node = /^\/api\/v2\/users\/([^/]+)\/node$/.exec(url.pathname);
+    if (req.method === "GET" && node?.[1] !== undefined) {
+      this.userNodeCalls++;
+      const id = decodeURIComponent(node[1]);
+      if (!this.users.has(id)) return json(404, { message: "not found" });
+      const summary = this.summaries.get(id) ?? "";
+      return json(200, {
+        node: { uuid: `node-${id}`, name: id, summary, created_at: "2026-02-01T08:00:00Z", labels: ["User"] },
+      });
     }
     if (req.method === "DELETE" && user?.[1] !== undefined) {
       const id = decodeURIComponent(user[1]);

@@ -74,6 +74,22 @@ describe("the policy playground's API (/v1/playground)", () => {
       expect(info.body.policies.map((p: { name: string }) => p.name)).toContain("default");
     });
 
+    it("a policy with citations: each memory's tokens include its ref label, adding up to totalTokens", async () => {
+      const cited = "name: cited\nversion: 1\nretrieval: { minScore: 0 }\nformat: { citations: on }\n";
+      const res = await request(h.app)
+        .post("/v1/playground/compare")
+        .set(ops)
+        .send({ userId: "ana", query: "what coffee?", policies: [{ text: cited }] })
+        .expect(200);
+      const [run] = asWire(res.body as Comparison).runs;
+      if (run === undefined) throw new Error("one run expected");
+      expect(run.payload.memories.length).toBeGreaterThan(0);
+      // (The playground page's own wire type does not name `ref`: the answer has it.)
+      const refs = (run.payload.memories as Array<{ ref?: unknown }>).map((m) => m.ref);
+      expect(refs.every((ref) => typeof ref === "string")).toBe(true);
+      expect(run.tokens.reduce((s, t) => s + t.tokens, 0)).toBe(run.payload.metadata.totalTokens);
+    });
+
     it("runs two policies on the same candidates, each as /v1/retrieve with explain would", async () => {
       const res = await request(h.app)
         .post("/v1/playground/compare")

@@ -25,6 +25,7 @@ import { BackendError, type BackendErrorKind } from "../types";
 export type ZepOperation =
   | "graph.search"
   | "user.get"
+  | "user.get_node"
   | "project.get"
   | "thread.get_user_context"
   | "thread.add_messages";

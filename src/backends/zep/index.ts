@@ -1,5 +1,6 @@
 /**
- * The Zep Cloud backend: `graph.search` per configured scope, `user.get` for existence, `project.get` as ping.
+ * The Zep Cloud backend: `graph.search` per configured scope (and, with `zep.userSummary`, the user's node for
+ * its summary: ./map.ts), `user.get` for existence, `project.get` as ping.
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
  * `graph.search`, the call on every cache miss, is one documented `POST /graph/search` per scope made directly
@@ -21,7 +22,14 @@ import { BackendError } from "../types";
 import { isDotSegmentId } from "../upstream-path";
 import { toBackendError } from "./errors";
 import { zepFetcher } from "./fetcher";
-import { type ScopeAnswer, toCandidates, ZEP_MAX_LIMIT, type ZepScope } from "./map";
+import {
+  type ScopeAnswer,
+  toCandidates,
+  userSummaryCandidate,
+  withUserSummary,
+  ZEP_MAX_LIMIT,
+  type ZepScope,
+} from "./map";
 import { zepJson, zepNativeSearch } from "./native";
 
 export interface ZepBackendConfig {
@@ -60,7 +68,14 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
   const timeoutInSeconds = cfg.timeoutInSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const callOptions = (abortSignal: AbortSignal) => ({ maxRetries: 0, timeoutInSeconds, abortSignal });
 
-  async function searchScopes(req: SearchRequest, limit: number): Promise<ScopeAnswer[]> {
+  /**
+   * The searches of every scope and, with `zep.userSummary`, the user's node (./map.ts "The user summary"),
+   * together: one failure cancels the others and fails the whole.
+   */
+  async function searchScopes(
+    req: SearchRequest,
+    limit: number,
+  ): Promise<{ answers: ScopeAnswer[]; userNode?: unknown }> {
     const { reranker } = req.policy.zep;
     const scopes: ZepScope[] = [...new Set(req.policy.zep.scopes)];
     // When one scope fails the others are cancelled: the search fails as a whole either way.
@@ -69,6 +84,31 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
     const timedOut = () => link.timedOut;
     let firstError: unknown;
     let settled: PromiseSettledResult<ScopeAnswer>[];
+    let userNode: unknown;
+    const fail = (err: unknown) => {
+      if (firstError === undefined) {
+        firstError = err;
+        link.abort();
+      }
+    };
+    const node =
+      req.policy.zep.userSummary === true
+        ? zepJson(wire, "user.get_node", {
+            method: "GET",
+            path: `/users/${encodeURIComponent(req.userId)}/node`,
+            signal: link.signal,
+            timedOut,
+            abortedAs: "aborted",
+          }).then(
+            (answer) => {
+              userNode = answer;
+            },
+            (err: unknown) => {
+              // A user without a node has no summary: not a failure of the search.
+              if (!(err instanceof BackendError && err.kind === "not_found")) fail(err);
+            },
+          )
+        : Promise.resolve();
     try {
       settled = await Promise.allSettled(
         scopes.map(async (scope): Promise<ScopeAnswer> => {
@@ -91,19 +131,18 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
             });
             return { scope, results: results as serialization.GraphSearchResults.Raw };
           } catch (err) {
-            if (firstError === undefined) {
-              firstError = err;
-              link.abort();
-            }
+            fail(err);
             throw err;
           }
         }),
       );
+      await node;
     } finally {
       link.dispose();
     }
     if (firstError !== undefined) throw firstError;
-    return settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    const answers = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    return userNode === undefined ? { answers } : { answers, userNode };
   }
 
   return {
@@ -113,8 +152,10 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
       const limit = Math.min(Math.floor(req.limit), ZEP_MAX_LIMIT);
       if (!(limit >= 1)) return [];
       try {
-        const answers = await searchScopes(req, limit);
-        return toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });
+        const { answers, userNode } = await searchScopes(req, limit);
+        const found = toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });
+        if (userNode === undefined) return found;
+        return withUserSummary(found, userSummaryCandidate(userNode, req.userId));
       } catch (err) {
         throw toBackendError(err, "graph.search");
       }

@@ -32,6 +32,13 @@
  * - A 200 answer whose scope list is not an array, or has an item without a string `uuid` or without any valid
  *   timestamp, is rejected whole (the backend is reported unavailable).
  *
+ * ## The user summary (policy `zep.userSummary: true`)
+ * `GET /users/{userId}/node` is called beside the searches (same signal; it fails the search as a scope would,
+ * except a 404: a user without a node has no summary). Its `node.summary`, when not blank, is one more candidate:
+ * `type` "summary", `id` = `sourceId` = the node's `uuid`, `timestamp` its `created_at`, sessionId `user:<userId>`,
+ * and score 1 — it is not a search hit but the user's own profile, so it passes any `minScore`. It comes on top of
+ * L, replaces a search result with the same uuid, and takes its place in the order (score, then id).
+ *
  * ## sessionId
  * - message: its `thread_id`.
  * - fact / entity summary: Zep links edges and nodes to the episodes they were extracted from (`episodes`, a
@@ -238,4 +245,39 @@ export function toCandidates(answers: readonly ScopeAnswer[], ctx: MapContext): 
     best.set(item.uuid, candidate);
   }
   return [...best.values()].sort((a, b) => b.score - a.score || compareIds(a.id, b.id)).slice(0, ctx.limit);
+}
+
+/** The user summary candidate of a `GET /users/{userId}/node` answer (see the top of this file), if any. */
+export function userSummaryCandidate(answer: unknown, userId: string): Candidate | undefined {
+  if (!isRecord(answer)) throw new ZepMalformedResponseError("the user node answer is not an object");
+  const node = answer.node;
+  if (node == null) return undefined;
+  if (!isRecord(node)) throw new ZepMalformedResponseError("node is not an object");
+  const summary = str(node.summary);
+  if (summary.trim() === "") return undefined;
+  const uuid = node.uuid;
+  if (typeof uuid !== "string" || uuid === "") throw new ZepMalformedResponseError("user node without uuid");
+  const timestamp = toIsoTimestamp(node.created_at);
+  if (timestamp === undefined) throw new ZepMalformedResponseError("user node without a valid timestamp");
+  return {
+    id: uuid,
+    content: summary,
+    score: 1,
+    timestamp,
+    sessionId: `user:${userId}`,
+    type: "summary",
+    backend: "zep",
+    sourceId: uuid,
+  };
+}
+
+/** The candidates with the user summary among them (replacing a result with its id), in the same order. */
+export function withUserSummary(
+  candidates: readonly Candidate[],
+  summary: Candidate | undefined,
+): Candidate[] {
+  if (summary === undefined) return [...candidates];
+  return [...candidates.filter((c) => c.id !== summary.id), summary].sort(
+    (a, b) => b.score - a.score || compareIds(a.id, b.id),
+  );
 }

@@ -1,4 +1,5 @@
-import type { Policy } from "../../policy/schema";
+import { type BudgetSections, type Policy, SECTION_TYPES, type SectionType } from "../../policy/schema";
+import { refLabel, refOf } from "../citations";
 import { truncateToFit } from "../text/graphemes";
 import type { StageContext, StageResult, Tokenizer, TraceChange, WorkItem } from "../types";
 
@@ -21,6 +22,11 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
   return truncateToFit(text, TRUNCATION_SUFFIX, (candidate) => tokenizer.count(candidate) <= maxTokens);
 }
 
+export interface BudgetOptions {
+  /** Refs are shown (policy `format.citations: on`, not a drop-in door): their labels' tokens count too. */
+  citations?: boolean;
+}
+
 /**
  * Stage 7: a strict token budget (docs/policy.md#budget): the sum of `tokenizer.count(content)` over the output never
  * exceeds `maxTokens`. Memories are taken in order while they fit whole; what happens to one that does not
@@ -31,6 +37,14 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
  *   Nothing after it is included.
  * - `skip`: it is left out whole and the next one is tried, so a long memory never crowds out the shorter
  *   ones behind it and nothing is cut mid-sentence.
+ *
+ * With `budget.sections` (seed 004's allocation, seed 001's summaries first) the memories are packed section by
+ * section — summaries, then facts, then messages, each in its incoming order — each section within its own share
+ * of `maxTokens` plus what the sections before it left unused (`sectionAllowances`); `packing` applies within a
+ * section (`truncate` stops that section only). The kept memories come out in that order, the order the prompt
+ * shows them. The trace detail shows each section's share, what it had and what it used.
+ *
+ * With refs (`opts.citations`), the k-th memory kept also costs the tokens of its label `[mk] `.
  *
  * Reserve memories (`budget.fill`, after the topK ones) are only taken while fewer than `budget.maxMemories`
  * are kept (`beyond_maxMemories` otherwise).
@@ -43,55 +57,107 @@ export function budgetStage(
   items: WorkItem[],
   policy: Policy,
   ctx: StageContext,
+  opts: BudgetOptions = {},
 ): StageResult & { usedTokens: number } {
   const { maxTokens } = policy.retrieval;
-  const { packing, maxMemories } = policy.budget;
+  const { packing, maxMemories, sections } = policy.budget;
   const { tokenizer } = ctx;
   const kept: WorkItem[] = [];
   const changes: TraceChange[] = [];
-  let used = 0;
-  let stopped = false;
+  // With refs, the k-th kept memory's line gains `[mk] `: its tokens are part of that memory's cost. Refs are
+  // m1..mN over the N kept memories whatever order the prompt shows them in, so the sum is exact.
+  let refTokens = 0;
+  const refCost = opts.citations === true ? () => tokenizer.count(refLabel(refOf(kept.length))) : () => 0;
 
-  for (const item of items) {
-    if (stopped) {
-      changes.push({ id: item.id, reason: "dropped_by_budget" });
-      continue;
+  /** Packs `group` into `allowance` tokens (the seed-000 loop); returns the tokens it used. */
+  const pack = (group: readonly WorkItem[], allowance: number): number => {
+    let used = 0;
+    let stopped = false;
+    for (const item of group) {
+      if (stopped) {
+        changes.push({ id: item.id, reason: "dropped_by_budget" });
+        continue;
+      }
+      if (item.reserve === true && kept.length >= maxMemories) {
+        changes.push({ id: item.id, reason: "beyond_maxMemories" });
+        continue;
+      }
+      const ref = refCost();
+      const tokens = tokenizer.count(item.content);
+      if (used + ref + tokens <= allowance) {
+        kept.push(item);
+        used += ref + tokens;
+        refTokens += ref;
+        continue;
+      }
+      if (packing === "skip") {
+        changes.push({ id: item.id, reason: "dropped_by_budget" });
+        continue;
+      }
+      const truncated = fitToTokens(item.content, allowance - used - ref, tokenizer);
+      if (truncated === undefined) {
+        changes.push({ id: item.id, reason: "dropped_by_budget" });
+      } else {
+        kept.push({ ...item, content: truncated });
+        used += ref + tokenizer.count(truncated);
+        refTokens += ref;
+        changes.push({ id: item.id, reason: "truncated_by_budget" });
+      }
+      stopped = true;
     }
-    if (item.reserve === true && kept.length >= maxMemories) {
-      changes.push({ id: item.id, reason: "beyond_maxMemories" });
-      continue;
+    return used;
+  };
+
+  const detail: Record<string, string | number | boolean> = {
+    maxTokens,
+    usedTokens: 0,
+    tokenizer: tokenizer.name,
+    packing,
+  };
+  let used = 0;
+  if (sections === undefined) {
+    used = pack(items, maxTokens);
+  } else {
+    // Summaries first, then facts, then messages; each section's own share plus what the ones before left.
+    const allowances = sectionAllowances(sections, maxTokens);
+    let carried = 0;
+    for (const type of SECTION_TYPES) {
+      const available = (allowances.get(type) ?? 0) + carried;
+      const spent = pack(
+        items.filter((item) => item.type === type),
+        available,
+      );
+      detail[`${type}Share`] = allowances.get(type) ?? 0;
+      detail[`${type}Available`] = available;
+      detail[`${type}Used`] = spent;
+      carried = available - spent;
+      used += spent;
     }
-    const tokens = tokenizer.count(item.content);
-    if (used + tokens <= maxTokens) {
-      kept.push(item);
-      used += tokens;
-      continue;
-    }
-    if (packing === "skip") {
-      changes.push({ id: item.id, reason: "dropped_by_budget" });
-      continue;
-    }
-    const truncated = fitToTokens(item.content, maxTokens - used, tokenizer);
-    if (truncated === undefined) {
-      changes.push({ id: item.id, reason: "dropped_by_budget" });
-    } else {
-      kept.push({ ...item, content: truncated });
-      used += tokenizer.count(truncated);
-      changes.push({ id: item.id, reason: "truncated_by_budget" });
-    }
-    stopped = true;
   }
+  detail.usedTokens = used;
+  if (opts.citations === true) detail.refTokens = refTokens;
 
   return {
     items: kept,
-    /** The sum of `tokenizer.count(content)` over `items`: `metadata.totalTokens`, not counted twice. */
+    /** The sum of `tokenizer.count(content)` over `items` (and of their refs' labels): `metadata.totalTokens`. */
     usedTokens: used,
-    trace: {
-      stage: "token_budget",
-      in: items.length,
-      out: kept.length,
-      changes,
-      detail: { maxTokens, usedTokens: used, tokenizer: tokenizer.name, packing },
-    },
+    trace: { stage: "token_budget", in: items.length, out: kept.length, changes, detail },
   };
+}
+
+/**
+ * Each section's own tokens: floor(share × maxTokens); what no share claims (1 − the shares' sum, and what the
+ * rounding left) goes to the last section, messages. The allowances add up to `maxTokens` exactly.
+ */
+export function sectionAllowances(sections: BudgetSections, maxTokens: number): Map<SectionType, number> {
+  const allowances = new Map<SectionType, number>();
+  let claimed = 0;
+  for (const type of SECTION_TYPES) {
+    const tokens = Math.floor((sections[type] ?? 0) * maxTokens);
+    allowances.set(type, tokens);
+    claimed += tokens;
+  }
+  const last = SECTION_TYPES[SECTION_TYPES.length - 1] ?? "message";
+  allowances.set(last, (allowances.get(last) ?? 0) + Math.max(0, maxTokens - claimed));
+  return allowances;
 }

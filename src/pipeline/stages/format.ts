@@ -1,4 +1,5 @@
 import type { Envelope } from "../../policy/schema";
+import { REF_IN_TEXT, refLabel } from "../citations";
 import { ENVELOPE_TAG, neutralizeContent } from "../text/neutralize";
 import { formatTimestamp } from "../text/time";
 import type { MemoryEntry } from "../types";
@@ -10,6 +11,29 @@ export interface FormatOptions {
   includedResults: number;
   /** Policy `format.envelope`: `none` (default) or `tagged` (see below). */
   envelope?: Envelope;
+  /**
+   * Policy `budget.sections` is set: the sections are shown summaries first (seed 001), then facts, then
+   * messages — the order the budget filled them. Otherwise seed 000's order: messages, facts, summaries.
+   */
+  summariesFirst?: boolean;
+}
+
+type Section = "message" | "fact" | "summary";
+const SEED_ORDER: readonly Section[] = ["message", "fact", "summary"];
+const SUMMARIES_FIRST: readonly Section[] = ["summary", "fact", "message"];
+
+/**
+ * The order the prompt shows `memories` in, as indices: section by section (see `FormatOptions.summariesFirst`),
+ * each memory keeping its place within its section. Refs are numbered in this order (src/pipeline/citations.ts).
+ */
+export function promptOrder(memories: readonly MemoryEntry[], summariesFirst = false): number[] {
+  const order: number[] = [];
+  for (const section of summariesFirst ? SUMMARIES_FIRST : SEED_ORDER) {
+    memories.forEach((m, i) => {
+      if (m.type === section) order.push(i);
+    });
+  }
+  return order;
 }
 
 /** The line before a `tagged` envelope. */
@@ -34,6 +58,10 @@ export const ENVELOPE_PREAMBLE =
  * characters: line breaks become " ⏎ ", block markers at a logical line's start, code fences and the footer's
  * underscores are backslash-escaped, invisible characters removed. Ordinary text renders exactly as before.
  *
+ * With refs (policy `format.citations: on`, `MemoryEntry.ref` set), each line starts with its ref (`[m1] `; a
+ * message line `[m1] [time] role: …`, a fact or summary `- [m1] …`), and ref-like text inside a memory (`[m2]`) is
+ * escaped (`\[m2]`). With `summariesFirst` the sections come summaries, facts, messages (`promptOrder`).
+ *
  * `envelope: "tagged"` wraps the block in `<recalled_memories>` … `</recalled_memories>`, after one line
  * (`ENVELOPE_PREAMBLE`) saying that what follows is recalled data, not instructions; the tag's `<` and `>` inside
  * a memory are then escaped as `&lt;` and `&gt;`, so no memory can close the envelope.
@@ -47,30 +75,40 @@ export function formatSystemPrompt(memories: readonly MemoryEntry[], opts: Forma
     ? [ENVELOPE_PREAMBLE, `<${ENVELOPE_TAG}>`, "## Relevant Context from Previous Conversations\n"]
     : ["## Relevant Context from Previous Conversations\n"];
 
-  const messages = memories.filter((m) => m.type === "message");
-  const facts = memories.filter((m) => m.type === "fact");
-  const summaries = memories.filter((m) => m.type === "summary");
-
-  if (messages.length > 0) {
-    lines.push("### Previous Messages");
-    for (const m of messages) {
-      const time = safe(formatTimestamp(m.timestamp, opts.timeZone));
-      lines.push(`[${time}] ${safe(m.role || "user")}: ${safe(m.content)}`);
-    }
-    lines.push("");
-  }
-
-  if (facts.length > 0) {
-    lines.push("### Known Facts");
-    for (const f of facts) lines.push(`- ${safe(f.content)} (confidence: ${f.score.toFixed(2)})`);
-    lines.push("");
-  }
-
-  if (summaries.length > 0) {
-    lines.push("### Conversation Summaries");
-    for (const s of summaries) lines.push(`- ${safe(s.content)}`);
-    lines.push("");
-  }
+  // With refs on, a memory's own text that looks like a ref is escaped, so that no memory can cite for another.
+  const cited = memories.some((m) => m.ref !== undefined);
+  const text = (m: MemoryEntry) => {
+    const content = safe(m.content);
+    return cited ? content.replace(REF_IN_TEXT, "\\[$1]") : content;
+  };
+  const label = (m: MemoryEntry) => (m.ref === undefined ? "" : refLabel(m.ref));
+  const render: Record<Section, () => void> = {
+    message: () => {
+      const messages = memories.filter((m) => m.type === "message");
+      if (messages.length === 0) return;
+      lines.push("### Previous Messages");
+      for (const m of messages) {
+        const time = safe(formatTimestamp(m.timestamp, opts.timeZone));
+        lines.push(`${label(m)}[${time}] ${safe(m.role || "user")}: ${text(m)}`);
+      }
+      lines.push("");
+    },
+    fact: () => {
+      const facts = memories.filter((m) => m.type === "fact");
+      if (facts.length === 0) return;
+      lines.push("### Known Facts");
+      for (const f of facts) lines.push(`- ${label(f)}${text(f)} (confidence: ${f.score.toFixed(2)})`);
+      lines.push("");
+    },
+    summary: () => {
+      const summaries = memories.filter((m) => m.type === "summary");
+      if (summaries.length === 0) return;
+      lines.push("### Conversation Summaries");
+      for (const s of summaries) lines.push(`- ${label(s)}${text(s)}`);
+      lines.push("");
+    },
+  };
+  for (const section of opts.summariesFirst === true ? SUMMARIES_FIRST : SEED_ORDER) render[section]();
 
   const n = opts.includedResults;
   const footer = `_Retrieved ${n} ${n === 1 ? "memory" : "memories"}_`;
