@@ -6,6 +6,7 @@
  * published document cannot silently drift from the payload.
  */
 import { z } from "zod";
+import type { Citation } from "../pipeline/citations";
 import type { Sufficiency } from "../pipeline/sufficiency";
 import {
   type KeptSentence,
@@ -58,8 +59,24 @@ export const memoryEntrySchema = z
       .optional()
       .meta({ description: "`injection:<detector>` for each injection detector that fired on this memory." }),
     provenance: provenanceSchema,
+    ref: z
+      .string()
+      .optional()
+      .meta({
+        description: "Policy `format.citations: on`: the memory's ref (`m1`, `m2`, … in prompt order).",
+      }),
   })
   .meta({ id: "MemoryEntry" });
+
+export const citationSchema = z
+  .object({
+    id: z.string(),
+    backend: z.string(),
+    sessionId: z.string(),
+    messageId: z.string().optional(),
+    timestamp: z.string().meta({ description: "ISO 8601." }),
+  })
+  .meta({ id: "Citation" });
 
 const keptSentenceSchema = z.object({
   sentence: z.int().min(0),
@@ -153,6 +170,10 @@ export const retrievalMetadataSchema = z
 export const retrievalPayloadSchema = z
   .object({
     memories: z.array(memoryEntrySchema),
+    citations: z
+      .record(z.string(), citationSchema)
+      .optional()
+      .meta({ description: "Policy `format.citations: on` only: ref → where the memory came from." }),
     metadata: retrievalMetadataSchema,
     systemPrompt: z.string().meta({ description: '"" when no memories.' }),
     trace: z.array(stageTraceSchema).optional().meta({ description: "Only with `explain` (admin scope)." }),
@@ -166,6 +187,7 @@ type PublicPayload = Omit<RetrievalPayload, "native">;
 export type PayloadSchemasDescribeTheirTypes = [
   Check<Describes<z.output<typeof provenanceSchema>, Provenance>>,
   Check<Describes<z.output<typeof memoryEntrySchema>, MemoryEntry>>,
+  Check<Describes<z.output<typeof citationSchema>, Citation>>,
   Check<Describes<z.output<typeof keptSentenceSchema>, KeptSentence>>,
   Check<Describes<z.output<typeof traceChangeSchema>, TraceChange>>,
   Check<Describes<z.output<typeof stageTraceSchema>, StageTrace>>,
