@@ -1,4 +1,5 @@
 import type { CompiledPolicy } from "../policy/compile";
+import type { ReinforcementCounts } from "../reinforcement/types";
 import { boundWork, workBoundChars } from "./bound";
 import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
 import { budgetStage } from "./stages/budget";
@@ -28,6 +29,11 @@ export interface PipelineInput {
    * ago") are resolved against it. The pipeline never reads the host clock; the caller passes its own.
    */
   turnTime?: number;
+  /**
+   * How often each candidate was kept before for this user (policy `ranking.reinforcement`), read by the caller
+   * (src/reinforcement). Absent with the section enabled: no counts (offline runs), reported unavailable.
+   */
+  reinforcement?: ReinforcementCounts;
 }
 
 export interface PipelineResult {
@@ -41,6 +47,8 @@ export interface PipelineResult {
   query?: QueryAnalysis;
   /** The sufficiency certificate (policy `sufficiency.enabled`). */
   sufficiency?: Sufficiency;
+  /** Policy `ranking.reinforcement` enabled and ranking ran: whether the counts were available. */
+  reinforcement?: { available: boolean };
 }
 
 /** A candidate as the stages take it. Built field by field: an object spread takes V8's slow path here. */
@@ -115,9 +123,17 @@ export function runPipeline(
   run("deduplication", () => dedupStage(items, policy));
   let similarity: (a: string, b: string) => number = () => 0;
   let rankContext: RankContext | undefined;
+  let reinforced: { available: boolean } | undefined;
   if (ranking && analysis !== undefined) {
+    const r = policy.ranking.reinforcement;
+    const counts = input.reinforcement ?? { counts: new Map<string, number>(), available: false };
+    if (r?.enabled === true) reinforced = { available: counts.available };
+    const reinforcement =
+      r?.enabled === true
+        ? { counts: counts.counts, available: counts.available, weight: r.weight, saturation: r.saturation }
+        : undefined;
     run("rank", () => {
-      const ranked = rankStage(items, analysis, policy.ranking.weights);
+      const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement);
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;
       return ranked;
@@ -175,6 +191,7 @@ export function runPipeline(
     trace,
     ...(analysis === undefined ? {} : { query: analysis }),
     ...(sufficiency === undefined ? {} : { sufficiency }),
+    ...(reinforced === undefined ? {} : { reinforcement: reinforced }),
   };
 }
 

@@ -23,13 +23,31 @@ import type { MemoryType, StageResult, WorkItem } from "../types";
  *   expression for "when", a number for "how many", a name for "who", a place for "where", a reason for "why";
  * - type: the memory type the intent prefers (summaries for "tell me about", messages and facts for facts).
  *
+ * - reinforcement (policy `ranking.reinforcement`, off by default): how often the memory was kept before for this
+ *   user, min(1, ln(1 + n) / ln(1 + saturation)), with its own weight for every intent; 0 for every memory when
+ *   the counts could not be read (the store down). The counts are read by the caller and passed in.
+ *
  * A reply turn (`replyTo`, the next turn after a kept question turn, from backends that know the order) ranks at
  * least as high as 0.95 × its question: the answer to "what did you name the puppy?" rarely repeats its words.
  */
 
 export const SIGNALS = ["backend", "lexical", "entity", "time", "answer", "type"] as const;
-export type Signal = (typeof SIGNALS)[number];
-export type Weights = Record<Signal, number>;
+export type Signal = (typeof SIGNALS)[number] | "reinforcement";
+export type Weights = Record<(typeof SIGNALS)[number], number>;
+
+/** The reinforcement signal's input: counts read before the run, and how to weigh them. */
+export interface Reinforcement {
+  counts: ReadonlyMap<string, number>;
+  /** False when the counts could not be read: the signal is then 0 for every memory. */
+  available: boolean;
+  weight: number;
+  saturation: number;
+}
+
+/** The reinforcement signal of a memory kept `n` times before. */
+export function reinforcementSignal(n: number, saturation: number): number {
+  return n <= 0 ? 0 : round6(Math.min(1, Math.log1p(n) / Math.log1p(saturation)));
+}
 
 export interface RankedSignals {
   id: string;
@@ -99,6 +117,7 @@ export function rankStage(
   items: WorkItem[],
   analysis: QueryAnalysis,
   weightsByIntent: Record<Intent, Weights>,
+  reinforcement?: Reinforcement,
 ): StageResult & { ranking: RankedSignals[]; context: RankContext } {
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
@@ -191,6 +210,14 @@ export function rankStage(
       num += w * v;
       den += w;
     }
+    if (reinforcement !== undefined && reinforcement.weight > 0) {
+      const v = reinforcement.available
+        ? reinforcementSignal(reinforcement.counts.get(item.id) ?? 0, reinforcement.saturation)
+        : 0;
+      signals.reinforcement = v;
+      num += reinforcement.weight * v;
+      den += reinforcement.weight;
+    }
     return { id: item.id, rank: 0, relevance: den > 0 ? round6(num / den) : item.score, signals };
   });
   const relevance = new Map(ranking.map((r) => [r.id, r.relevance]));
@@ -216,6 +243,8 @@ export function rankStage(
     complexity: analysis.complexity,
   };
   if (scope !== undefined) detail.timeScope = scope.phrase;
+  if (reinforcement !== undefined)
+    detail.reinforcement = reinforcement.available ? "available" : "unavailable";
   return {
     items: order.map((o) => o.item),
     ranking: order.map((o) => o.r),
