@@ -72,6 +72,8 @@ export function toWorkItem(c: Candidate): WorkItem {
   if (c.replyTo !== undefined) item.replyTo = c.replyTo;
   if (c.origin !== undefined) item.origin = c.origin;
   if (c.backendScore !== undefined) item.backendScore = c.backendScore;
+  if (c.validAt !== undefined) item.validAt = c.validAt;
+  if (c.invalidAt !== undefined) item.invalidAt = c.invalidAt;
   return item;
 }
 

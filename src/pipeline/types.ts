@@ -45,6 +45,13 @@ export interface Candidate {
    * provenance (`provenance.backendScore`) and debugging. Absent when the backend sent none.
    */
   backendScore?: number;
+  /**
+   * A fact's validity in the world, ISO 8601 UTC (Zep edges: `valid_at`, and `invalid_at` else `expired_at`): since
+   * when it holds and when it stopped holding. Read by the rank stage's time signal (docs/policy.md#ranking); a
+   * memory without them is judged by its `timestamp` alone.
+   */
+  validAt?: string;
+  invalidAt?: string;
 }
 
 /** A candidate on its way through the stages. */

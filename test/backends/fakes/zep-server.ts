@@ -119,7 +119,12 @@ function toWire(scope: string, m: SeedMemory): Wire {
   const at = { created_at: m.timestamp };
   switch (scope) {
     case "edges":
-      return zepWire.edge(m.id, m.content, { ...at, valid_at: m.timestamp, episodes: [] });
+      return zepWire.edge(m.id, m.content, {
+        ...at,
+        valid_at: m.validAt ?? m.timestamp,
+        ...(m.invalidAt === undefined ? {} : { invalid_at: m.invalidAt }),
+        episodes: [],
+      });
     case "episodes":
       return zepWire.episode(m.id, m.content, {
         ...at,
