@@ -31,7 +31,7 @@ export interface Candidate {
   sourceId?: string;
   /**
    * This candidate is the turn right after candidate `replyTo` in its session, which asked a question: added by a
-   * backend that knows the order (the local store) so the answer to "what did you name the puppy?" comes along.
+   * backend that knows the order (the local store, Zep's thread messages) so the answer to "what did you name the puppy?" comes along.
    */
   replyTo?: string;
   /**

@@ -130,8 +130,9 @@ export const retrievalSchema = z
     minScore: fraction().default(0.3),
     maxQueryChars: int(1, 32768).default(4000),
     /**
-     * Backends that know the order of a session (the local store) add, after each candidate that asks a question,
-     * the turn that answers it (`replyTo`), on top of the fetch size. Ignored by the others.
+     * Backends that know the order of a session (the local store; Zep episodes, with one thread call) add, after
+     * each candidate that asks a question, the turn that answers it (`replyTo`), on top of the fetch size.
+     * Ignored by OpenMemory (no sessions).
      */
     replies: z.boolean().default(false),
   })

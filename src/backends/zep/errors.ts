@@ -26,6 +26,7 @@ export type ZepOperation =
   | "graph.search"
   | "user.get"
   | "project.get"
+  | "thread.get"
   | "thread.get_user_context"
   | "thread.add_messages";
 
