@@ -274,6 +274,8 @@ export function rankStage(
     complexity: analysis.complexity,
   };
   if (scope !== undefined) detail.timeScope = scope.phrase;
+  // Explain and the playground only (text from the query: never a span attribute, src/telemetry/tracing.ts).
+  if (analysis.entities.length > 0) detail.entities = analysis.entities.join(", ");
   if (reinforcement !== undefined)
     detail.reinforcement = reinforcement.available ? "available" : "unavailable";
   return {
