@@ -23,6 +23,17 @@ export const candidateSchema = z
     origin: z.literal("reply").optional(),
     /** The backend's own score, not on the common scale (src/pipeline/types.ts). */
     backendScore: z.number().optional(),
+    /** A fact's validity (Zep edges' `valid_at`, `invalid_at`): src/pipeline/types.ts. */
+    validAt: z
+      .string()
+      .regex(ISO_8601, "must be an ISO 8601 date-time")
+      .refine((s) => !Number.isNaN(Date.parse(s)), "must be a real date")
+      .optional(),
+    invalidAt: z
+      .string()
+      .regex(ISO_8601, "must be an ISO 8601 date-time")
+      .refine((s) => !Number.isNaN(Date.parse(s)), "must be a real date")
+      .optional(),
   })
   .strict();
 

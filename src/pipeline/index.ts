@@ -1,4 +1,5 @@
 import type { CompiledPolicy } from "../policy/compile";
+import type { ReinforcementCounts } from "../reinforcement/types";
 import { boundWork, workBoundChars } from "./bound";
 import { type Citations, cite } from "./citations";
 import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
@@ -34,6 +35,11 @@ export interface PipelineInput {
    * format, which has no place for them, so its memories neither show refs nor pay their tokens.
    */
   citations?: false;
+  /**
+   * How often each candidate was kept before for this user (policy `ranking.reinforcement`), read by the caller
+   * (src/reinforcement). Absent with the section enabled: no counts (offline runs), reported unavailable.
+   */
+  reinforcement?: ReinforcementCounts;
 }
 
 export interface PipelineResult {
@@ -49,6 +55,8 @@ export interface PipelineResult {
   sufficiency?: Sufficiency;
   /** Policy `format.citations: on`: ref → where the memory came from (src/pipeline/citations.ts). */
   citations?: Citations;
+  /** Policy `ranking.reinforcement` enabled and ranking ran: whether the counts were available. */
+  reinforcement?: { available: boolean };
 }
 
 /** A candidate as the stages take it. Built field by field: an object spread takes V8's slow path here. */
@@ -72,6 +80,8 @@ export function toWorkItem(c: Candidate): WorkItem {
   if (c.replyTo !== undefined) item.replyTo = c.replyTo;
   if (c.origin !== undefined) item.origin = c.origin;
   if (c.backendScore !== undefined) item.backendScore = c.backendScore;
+  if (c.validAt !== undefined) item.validAt = c.validAt;
+  if (c.invalidAt !== undefined) item.invalidAt = c.invalidAt;
   return item;
 }
 
@@ -123,9 +133,17 @@ export function runPipeline(
   run("deduplication", () => dedupStage(items, policy));
   let similarity: (a: string, b: string) => number = () => 0;
   let rankContext: RankContext | undefined;
+  let reinforced: { available: boolean } | undefined;
   if (ranking && analysis !== undefined) {
+    const r = policy.ranking.reinforcement;
+    const counts = input.reinforcement ?? { counts: new Map<string, number>(), available: false };
+    if (r?.enabled === true) reinforced = { available: counts.available };
+    const reinforcement =
+      r?.enabled === true
+        ? { counts: counts.counts, available: counts.available, weight: r.weight, saturation: r.saturation }
+        : undefined;
     run("rank", () => {
-      const ranked = rankStage(items, analysis, policy.ranking.weights);
+      const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement);
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;
       return ranked;
@@ -191,6 +209,7 @@ export function runPipeline(
     trace,
     ...(analysis === undefined ? {} : { query: analysis }),
     ...(sufficiency === undefined ? {} : { sufficiency }),
+    ...(reinforced === undefined ? {} : { reinforcement: reinforced }),
   };
 }
 

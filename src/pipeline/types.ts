@@ -31,7 +31,7 @@ export interface Candidate {
   sourceId?: string;
   /**
    * This candidate is the turn right after candidate `replyTo` in its session, which asked a question: added by a
-   * backend that knows the order (the local store) so the answer to "what did you name the puppy?" comes along.
+   * backend that knows the order (the local store, Zep's thread messages) so the answer to "what did you name the puppy?" comes along.
    */
   replyTo?: string;
   /**
@@ -45,6 +45,13 @@ export interface Candidate {
    * provenance (`provenance.backendScore`) and debugging. Absent when the backend sent none.
    */
   backendScore?: number;
+  /**
+   * A fact's validity in the world, ISO 8601 UTC (Zep edges: `valid_at`, and `invalid_at` else `expired_at`): since
+   * when it holds and when it stopped holding. Read by the rank stage's time signal (docs/policy.md#ranking); a
+   * memory without them is judged by its `timestamp` alone.
+   */
+  validAt?: string;
+  invalidAt?: string;
 }
 
 /** A candidate on its way through the stages. */

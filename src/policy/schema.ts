@@ -138,8 +138,9 @@ export const retrievalSchema = z
     minScore: fraction().default(0.3),
     maxQueryChars: int(1, 32768).default(4000),
     /**
-     * Backends that know the order of a session (the local store) add, after each candidate that asks a question,
-     * the turn that answers it (`replyTo`), on top of the fetch size. Ignored by the others.
+     * Backends that know the order of a session (the local store; Zep episodes, with one thread call) add, after
+     * each candidate that asks a question, the turn that answers it (`replyTo`), on top of the fetch size.
+     * Ignored by OpenMemory (no sessions).
      */
     replies: z.boolean().default(false),
   })
@@ -226,6 +227,23 @@ export const rankingSchema = z
       .strict()
       .refine((d) => d.min <= d.max, { error: "min must not exceed max", path: ["min"] })
       .default({ enabled: false, min: 4, max: 16 }),
+    /**
+     * Reinforcement (seed 001): how often each memory was kept before for this user, as one more signal. Off by
+     * default; counts are read before ranking and incremented for the kept memories after a produced answer.
+     * Absent = off (and the policy's hash is what it was before this section existed).
+     */
+    reinforcement: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** Its weight beside the intent's weights (the same for every intent). */
+        weight: fraction().default(0.15),
+        /** Times kept at which the signal reaches 1: signal = min(1, ln(1 + n) / ln(1 + saturation)). */
+        saturation: int(1, 1000).default(8),
+        /** A user's counts are forgotten this many days after their last increment. */
+        ttlDays: int(1, 3650).default(90),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

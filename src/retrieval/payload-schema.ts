@@ -59,12 +59,9 @@ export const memoryEntrySchema = z
       .optional()
       .meta({ description: "`injection:<detector>` for each injection detector that fired on this memory." }),
     provenance: provenanceSchema,
-    ref: z
-      .string()
-      .optional()
-      .meta({
-        description: "Policy `format.citations: on`: the memory's ref (`m1`, `m2`, … in prompt order).",
-      }),
+    ref: z.string().optional().meta({
+      description: "Policy `format.citations: on`: the memory's ref (`m1`, `m2`, … in prompt order).",
+    }),
   })
   .meta({ id: "MemoryEntry" });
 
@@ -163,6 +160,9 @@ export const retrievalMetadataSchema = z
     cache: z.enum(["hit", "miss", "stale", "bypass"]),
     fallback: fallbackSchema.nullable(),
     sufficiency: sufficiencySchema.extend({ expanded: z.boolean() }).optional(),
+    reinforcement: z.object({ available: z.boolean() }).optional().meta({
+      description: "Policy `ranking.reinforcement`: whether the reinforcement counts could be read.",
+    }),
   })
   .meta({ id: "RetrievalMetadata" });
 

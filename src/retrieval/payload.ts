@@ -32,6 +32,11 @@ export interface RetrievalMetadata {
   fallback: FallbackInfo | null;
   /** Policy `sufficiency`: does the kept context cover the question (src/pipeline/sufficiency.ts). */
   sufficiency?: Sufficiency & { expanded: boolean };
+  /**
+   * Policy `ranking.reinforcement`: whether the reinforcement counts could be read for this answer (false: the
+   * store was down, the signal was 0 for every memory).
+   */
+  reinforcement?: { available: boolean };
 }
 
 export interface RetrievalPayload {
@@ -98,6 +103,7 @@ export function buildPayload(
   };
   if (result.sufficiency !== undefined)
     payload.metadata.sufficiency = { ...result.sufficiency, expanded: extras.expanded === true };
+  if (result.reinforcement !== undefined) payload.metadata.reinforcement = result.reinforcement;
   if (extras.explain) payload.trace = result.trace;
   return payload;
 }

@@ -33,6 +33,7 @@ import type { CompiledPolicy, OverrideCache } from "../policy/compile";
 import type { PolicyRegistry } from "../policy/registry-types";
 import type { BackendName, FallbackCode, Policy } from "../policy/schema";
 import { userScope } from "../redis/keys";
+import type { ReinforcementCounts, ReinforcementStore } from "../reinforcement/types";
 import { raceSignal } from "../resilience/deadline";
 import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
@@ -74,6 +75,8 @@ export interface RetrievalDeps {
   admission?: Admission;
   overrides: OverrideCache;
   logger: Logger;
+  /** Reinforcement counts (policy `ranking.reinforcement`); absent = none kept, the signal reads unavailable. */
+  reinforcement?: ReinforcementStore;
 }
 
 const UNAVAILABLE: Record<BackendName, FallbackCode> = {
@@ -392,12 +395,44 @@ export class RetrievalService {
   private async produce(turn: Turn, clientSignal: AbortSignal | undefined): Promise<Halt> {
     const searched = await this.fetch(turn, clientSignal);
     if ("kind" in searched) return searched;
-    const first = this.shape(turn, searched.candidates, searched.native, true);
-    const expanded = await this.expand(turn, first, searched.candidates, clientSignal);
+    const counts = await this.reinforcementCounts(turn, searched.candidates);
+    const first = this.shape(turn, searched.candidates, searched.native, true, false, counts);
+    const expanded = await this.expand(turn, first, searched.candidates, clientSignal, counts);
     const final = expanded ?? first;
     const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
     if (sufficiency !== undefined) recordSufficiency(sufficiency.verdict, sufficiency.expanded);
+    if (counts !== undefined && final.kind === "payload") this.reinforce(turn, final.payload);
     return final;
+  }
+
+  /**
+   * The reinforcement counts of the candidates (policy `ranking.reinforcement` with ranking on): one read of the
+   * user's counts; undefined when the policy does not use them. Never throws (the store reports unavailable).
+   */
+  private async reinforcementCounts(
+    turn: Turn,
+    candidates: readonly Candidate[],
+  ): Promise<ReinforcementCounts | undefined> {
+    const { ranking } = turn.compiled.policy;
+    if (!ranking.enabled || ranking.reinforcement?.enabled !== true) return undefined;
+    const store = this.deps.reinforcement;
+    if (store === undefined) return { counts: new Map(), available: false };
+    const ids = candidates.map((c) => c.id);
+    return store.read(turn.req.principal.tenant.id, turn.req.userId, ids).catch(() => ({
+      counts: new Map(),
+      available: false,
+    }));
+  }
+
+  /** After a produced answer: +1 for each kept memory, in one call, not awaited (a cache hit never gets here). */
+  private reinforce(turn: Turn, payload: RetrievalPayload): void {
+    const r = turn.compiled.policy.ranking.reinforcement;
+    const store = this.deps.reinforcement;
+    if (store === undefined || r === undefined || payload.memories.length === 0) return;
+    const ids = payload.memories.map((m) => m.id);
+    store
+      .add(turn.req.principal.tenant.id, turn.req.userId, ids, r.ttlDays * 86_400)
+      .catch((err: unknown) => this.deps.logger.warn({ err }, "reinforcement increment failed"));
   }
 
   /**
@@ -411,6 +446,7 @@ export class RetrievalService {
     first: Halt,
     candidates: readonly Candidate[],
     clientSignal: AbortSignal | undefined,
+    counts?: ReinforcementCounts,
   ): Promise<Halt | undefined> {
     const { policy } = turn.compiled;
     const before = first.kind === "payload" ? first.payload.metadata.sufficiency : undefined;
@@ -426,7 +462,11 @@ export class RetrievalService {
     const seen = new Set(candidates.map((c) => c.id));
     const merged = [...candidates, ...again.candidates.filter((c) => !seen.has(c.id))];
     if (merged.length === candidates.length) return undefined;
-    const second = this.shape(turn, merged, undefined, true, true);
+    const more =
+      counts === undefined
+        ? undefined
+        : await this.reinforcementCounts(turn, merged.slice(candidates.length));
+    const second = this.shape(turn, merged, undefined, true, true, mergeCounts(counts, more));
     const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
     return after !== undefined && after.completeness >= before.completeness ? second : undefined;
   }
@@ -463,6 +503,7 @@ export class RetrievalService {
     native: NativeAnswer | undefined,
     observed: boolean,
     expanded = false,
+    reinforcement?: ReinforcementCounts,
   ): Halt {
     const { req, compiled, backend: name } = turn;
     try {
@@ -475,6 +516,7 @@ export class RetrievalService {
           explain: turn.explain,
           turnTime: turn.turnTime,
           ...(req.native === undefined ? {} : { citations: false as const }),
+          ...(reinforcement === undefined ? {} : { reinforcement }),
         },
         compiled,
         observed ? pipelineObserver(compiled.policy.name, name) : undefined,
@@ -517,8 +559,10 @@ export class RetrievalService {
         const { compiled } = choice;
         const candidates = firstCandidates(fetched, takeOf(compiled));
         const own = { ...turn, compiled };
+        // Counts are read (the table shows them) but a tried policy's kept memories are not counted.
+        const counts = halt === undefined ? await this.reinforcementCounts(own, candidates) : undefined;
         // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
-        const shaped = halt ?? this.shape(own, candidates, undefined, false);
+        const shaped = halt ?? this.shape(own, candidates, undefined, false, false, counts);
         const payload =
           shaped.kind === "payload" ? shaped.payload : await this.playgroundFallback(own, shaped);
         runs.push({
@@ -764,6 +808,15 @@ function renderable(
 /** Whether the policy's stages read the query analysis (and so its time scope). */
 function usesQueryAnalysis(policy: Policy): boolean {
   return policy.ranking.enabled || policy.clip.answerAware || policy.sufficiency.enabled;
+}
+
+/** The counts of the first read and of the expansion's own candidates, together. */
+function mergeCounts(
+  a: ReinforcementCounts | undefined,
+  b: ReinforcementCounts | undefined,
+): ReinforcementCounts | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return { counts: new Map([...a.counts, ...b.counts]), available: a.available && b.available };
 }
 
 function round(ms: number): number {

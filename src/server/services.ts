@@ -155,6 +155,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     admission: shared.admission,
     flights: shared.flights,
     overrides: new OverrideCache(),
+    reinforcement: shared.reinforcement,
     logger,
   });
   // /readyz and the `backend.circuit_state` gauge read the breakers of the instances built so far (no ping).

@@ -15,6 +15,9 @@ import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { RedisConnection } from "../redis/connection";
 import { redisTarget } from "../redis/topology";
+import { MemoryReinforcementStore } from "../reinforcement/memory";
+import { RedisReinforcementStore } from "../reinforcement/redis";
+import type { ReinforcementStore } from "../reinforcement/types";
 import { type Admission, SeparateAdmission } from "../retrieval/admission";
 import { RedisAdmission } from "../retrieval/admission-redis";
 
@@ -32,6 +35,8 @@ export interface SharedState {
   /** A retrieval's limit, cooldown and cache checks (with Redis: one round trip). */
   admission: Admission;
   flights: SingleFlight;
+  /** How often each memory was kept (policy `ranking.reinforcement`). */
+  reinforcement: ReinforcementStore;
   /** Extra /readyz checks (Redis: degraded, never not-ready, when unreachable). */
   readiness: Array<() => Promise<ReadinessCheck>>;
   redis?: RedisConnection;
@@ -55,6 +60,7 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
       // same lock path as with Redis (one code path in SingleFlight, the one its unit tests drive), at the cost of a
       // Map lookup per miss; its acquire also re-reads the cache, so a result stored since our miss is served.
       flights: new SingleFlight({ cache, lock: new MemoryFlightLock(cache) }),
+      reinforcement: new MemoryReinforcementStore(),
       readiness: [],
       async close() {},
     };
@@ -75,6 +81,7 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
     cooldown,
     admission: new RedisAdmission(redis, { limiter, cooldown, cache }),
     flights: new SingleFlight({ cache, lock: new RedisFlightLock(redis, cache) }),
+    reinforcement: new RedisReinforcementStore(redis),
     readiness: [() => redis.check()],
     redis,
     close: () => redis.close(),

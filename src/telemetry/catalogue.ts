@@ -122,6 +122,13 @@ export const METRICS = {
       "Shaped contexts by sufficiency verdict (policy sufficiency: sufficient, partial, insufficient) and whether an expansion round ran",
     unit: "{retrieval}",
   },
+  reinforcement: {
+    otel: "reinforcement.operations",
+    prometheus: "memgate_reinforcement_operations_total",
+    description:
+      "Reinforcement count reads (before ranking) and increments (after the answer) by operation (read, increment) and outcome (ok, unavailable: the store could not be reached, the signal is 0)",
+    unit: "{operation}",
+  },
   circuitState: {
     otel: "backend.circuit_state",
     prometheus: "memgate_backend_circuit_state",

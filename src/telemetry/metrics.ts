@@ -50,6 +50,7 @@ interface Instruments {
   upstreamOversized: Counter;
   injectionFlags: Counter;
   sufficiency: Counter;
+  reinforcement: Counter;
   /** The semantic conventions' HTTP server metric (not in the catalogue: its name is the conventions'). */
   httpServerDuration: Histogram;
 }
@@ -122,6 +123,7 @@ function create(provider: MeterProvider): Instruments {
     upstreamOversized: counter(METRICS.upstreamOversized),
     injectionFlags: counter(METRICS.injectionFlags),
     sufficiency: counter(METRICS.sufficiency),
+    reinforcement: counter(METRICS.reinforcement),
     httpServerDuration: meter.createHistogram("http.server.request.duration", {
       description: "Duration of HTTP server requests.",
       unit: "s",
@@ -138,6 +140,8 @@ function create(provider: MeterProvider): Instruments {
   for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
   for (const verdict of ["sufficient", "partial", "insufficient"])
     for (const expanded of ["true", "false"]) instruments.sufficiency.add(0, { verdict, expanded });
+  for (const operation of ["read", "increment"])
+    for (const outcome of ["ok", "unavailable"]) instruments.reinforcement.add(0, { operation, outcome });
   for (const detector of INJECTION_DETECTORS) {
     for (const action of INJECTION_ACTIONS) instruments.injectionFlags.add(0, { detector, action });
   }
@@ -179,6 +183,11 @@ export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number): voi
 /** One shaped context's sufficiency verdict (policy `sufficiency`), and whether an expansion round ran for it. */
 export function recordSufficiency(verdict: string, expanded: boolean): void {
   instruments().sufficiency.add(1, { verdict, expanded: String(expanded) });
+}
+
+/** One reinforcement store operation (policy `ranking.reinforcement`): `unavailable` = the store was not reached. */
+export function recordReinforcement(operation: "read" | "increment", outcome: "ok" | "unavailable"): void {
+  instruments().reinforcement.add(1, { operation, outcome });
 }
 
 /** The dedup stage of one pipeline run: `duplicates` of `input` candidates were removed as duplicates. */

@@ -167,7 +167,15 @@ export function traceCacheLookup(
  * Stage details that are numbers or booleans (thresholds, counts) or these known enum strings: never text from a
  * query or a memory (the rank stage's time scope phrase is not one of them).
  */
-const STRING_DETAILS = new Set(["strategy", "tokenizer", "mode", "packing", "intent", "answerType"]);
+const STRING_DETAILS = new Set([
+  "strategy",
+  "tokenizer",
+  "mode",
+  "packing",
+  "intent",
+  "answerType",
+  "reinforcement",
+]);
 /** `duplicates` → `memgate.stage.duplicates`, built once per key. */
 const detailKeys = new Map<string, string>();
 const detailKey = (key: string): string => {

@@ -342,11 +342,112 @@ function explainChange(stage: StageTrace, change: TraceChange, score: number | u
   return reason;
 }
 
+// --- the ranking view: per memory its signals, the query analysis, the sufficiency certificate ---
+
+/** The rank stage's signals, in the order the page shows them (docs/policy.md#ranking). */
+const SIGNAL_COLUMNS = ["backend", "lexical", "entity", "time", "answer", "type", "reinforcement"] as const;
+
+/** Column headers too wide for a run's column (the full name is the header's title). */
+const SHORT: Record<string, string> = { reinforcement: "reinf.", relevance: "relev." };
+
+const num = (x: number | undefined, digits = 2): string => (x === undefined ? "—" : x.toFixed(digits));
+
+/** What the question asks, as the query analysis read it (the rank stage's detail), and what the context covers. */
+function renderAnalysis(payload: Run["payload"], rank: StageTrace | undefined): HTMLElement {
+  const d = rank?.detail ?? {};
+  const rows: Array<[string, string]> = [];
+  if (rank !== undefined) {
+    rows.push(
+      ["intent", String(d.intent ?? "—")],
+      ["answer type", String(d.answerType ?? "—")],
+      ["entities", typeof d.entities === "string" && d.entities !== "" ? d.entities : "none"],
+      ["time scope", typeof d.timeScope === "string" ? d.timeScope : "none"],
+      ["complexity", typeof d.complexity === "number" ? d.complexity.toFixed(2) : "—"],
+    );
+  }
+  const { reinforcement, sufficiency } = payload.metadata;
+  if (reinforcement !== undefined)
+    rows.push(["reinforcement counts", reinforcement.available ? "available" : "unavailable (signal 0)"]);
+  if (sufficiency !== undefined) {
+    rows.push(
+      ["sufficiency", `${sufficiency.verdict}${sufficiency.expanded ? " (after an expansion round)" : ""}`],
+      ["completeness", sufficiency.completeness.toFixed(2)],
+      ["redundancy", sufficiency.redundancy.toFixed(2)],
+      ["missing", sufficiency.missing.length === 0 ? "nothing" : sufficiency.missing.join(", ")],
+    );
+  }
+  if (rows.length === 0)
+    return h("p", {
+      class: "muted analysis",
+      text: "No query analysis: this policy neither ranks nor certifies sufficiency (ranking.enabled, sufficiency.enabled are off).",
+    });
+  return h(
+    "dl",
+    { class: "analysis" },
+    ...rows.flatMap(([term, value]) => [h("dt", { text: term }), h("dd", { text: value })]),
+  );
+}
+
+/** One row per candidate the rank stage saw: its signals, relevance, and whether it was kept (else where it went). */
+function renderSignals(
+  run: Run,
+  rank: StageTrace | undefined,
+  kept: ReadonlyMap<string, Memory>,
+  changes: ReturnType<typeof changesById>,
+): HTMLElement {
+  const ranking = rank?.ranking;
+  if (ranking === undefined)
+    return h("p", { class: "muted", text: "No ranking signals: ranking.enabled is off (seed 000's order)." });
+  const columns = SIGNAL_COLUMNS.filter(
+    (name) => name !== "reinforcement" || ranking.some((r) => r.signals.reinforcement !== undefined),
+  );
+  const outcome = (id: string): HTMLElement => {
+    if (kept.has(id)) return h("span", { class: "state-kept", text: "kept" });
+    const drop = (changes.get(id) ?? []).find(({ change }) => isDrop(change.reason));
+    return h("span", {
+      class: "state-dropped",
+      text: drop === undefined ? "dropped" : `dropped by ${drop.stage.stage}: ${drop.change.reason}`,
+    });
+  };
+  const rows = ranking.map((r) =>
+    h(
+      "tr",
+      { attrs: { "data-id": r.id, "data-state": kept.has(r.id) ? "kept" : "dropped" } },
+      h("td", {}, h("code", { text: r.id })),
+      h("td", { text: String(r.rank) }),
+      h("td", { class: "num strong", text: num(r.relevance, 3) }),
+      h("td", {}, outcome(r.id)),
+      ...columns.map((name) => h("td", { class: "num", text: num(r.signals[name]) })),
+    ),
+  );
+  // Scrolls sideways inside the run's column when the two runs sit side by side.
+  const scroller = h("div", { class: "scroll" });
+  const table = h(
+    "table",
+    { class: "signals", attrs: { "aria-label": `${run.label}: ranking signals per memory` } },
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ...["memory", "rank", "relevance", "outcome", ...columns].map((t) =>
+          h("th", { text: SHORT[t] ?? t, attrs: { scope: "col", title: t } }),
+        ),
+      ),
+    ),
+    h("tbody", {}, ...rows),
+  );
+  scroller.append(table);
+  return scroller;
+}
+
 function renderRun(run: Run): HTMLElement {
   const { payload } = run;
   const trace = payload.trace ?? [];
   const kept = new Map<string, Memory>(payload.memories.map((m) => [m.id, m]));
   const changes = changesById(trace);
+  const rankStage = trace.find((s) => s.stage === "rank");
   const widest = Math.max(1, ...trace.map((s) => s.in));
 
   const funnel = h(
@@ -461,6 +562,14 @@ function renderRun(run: Run): HTMLElement {
     tokens,
     h("h4", { text: "Redactions and injection flags" }),
     tags.length === 0 ? h("p", { class: "muted", text: "none" }) : h("p", {}, ...tags),
+    h("h4", { text: "Query analysis and sufficiency" }),
+    renderAnalysis(payload, rankStage),
+    h("h4", { text: "Ranking signals" }),
+    h("p", {
+      class: "muted note",
+      text: "Each signal in [0, 1] (— : the question gives it nothing); relevance is their weighted mean for the question's intent.",
+    }),
+    renderSignals(run, rankStage, kept, changes),
     h("h4", { text: "Memories" }),
     table,
     h("h4", { text: "System prompt" }),

@@ -39,6 +39,8 @@ export interface StageTrace {
   out: number;
   changes: TraceChange[];
   detail?: Record<string, string | number | boolean>;
+  /** The rank stage: each memory's relevance, rank and signals, best first. */
+  ranking?: Array<{ id: string; rank: number; relevance: number; signals: Record<string, number> }>;
 }
 
 export interface Memory {
@@ -56,6 +58,14 @@ export interface Payload {
     totalTokens: number;
     policy: { name: string; version: number; hash: string };
     fallback: { code: string; action: string; message: string } | null;
+    sufficiency?: {
+      completeness: number;
+      redundancy: number;
+      missing: string[];
+      verdict: string;
+      expanded: boolean;
+    };
+    reinforcement?: { available: boolean };
   };
   trace?: StageTrace[];
 }

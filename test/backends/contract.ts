@@ -14,6 +14,9 @@ export interface SeedMemory {
   timestamp: string;
   sessionId: string;
   role?: Role;
+  /** A fact's validity (the fake Zep sends them as an edge's `valid_at`, `invalid_at`; others ignore them). */
+  validAt?: string;
+  invalidAt?: string;
 }
 
 /** Faults an upstream can be told to produce on its next call(s). */

@@ -214,7 +214,8 @@ describe("zep adapter: mapping", () => {
     const got = await search({ scopes: [...ALL_SCOPES], reranker: "cross_encoder" });
     const u = `user:${USER}`;
     expect(got).toEqual([
-      c("e1", "fact", "Ana drinks oat flat whites", 0.9, ISO2, "t-7"),
+      // A fact's `valid_at` is also its validity's start (`validAt`).
+      { ...c("e1", "fact", "Ana drinks oat flat whites", 0.9, ISO2, "t-7"), validAt: ISO2 },
       { ...c("ep1", "message", "I'll have the usual", 0.8, ISO1, "t-7"), messageId: "ep1", role: "user" },
       c("n1", "summary", "Ana is a coffee lover", 0.7, ISO1, "t-7"),
       c("e2", "fact", "Ana lives in Lisbon", 0.6, ISO1, u),

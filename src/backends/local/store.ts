@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ASKS_QUESTION } from "../question";
 import { LocalDataError } from "./load";
 import { queryTerms } from "./query";
 import { formatIssues, type MemoryRecord, type NewMemory, newMemorySchema } from "./schema";
@@ -73,7 +74,6 @@ const inSessionOrder = (a: MemoryRecord, b: MemoryRecord) =>
   Date.parse(a.timestamp) - Date.parse(b.timestamp) || compareIds(a.id, b.id);
 
 /** A turn whose last sentence asks something: its reply is the next turn of the session. */
-const ASKS = /[?？؟]["'”’)\]»\s]*$/u;
 
 export class MemoryStore implements LocalStore {
   private readonly records = new Map<string, MemoryRecord>();
@@ -166,7 +166,7 @@ export class MemoryStore implements LocalStore {
    * undefined: the reply that holds the answer to "what did you name the puppy?".
    */
   replyTo(record: MemoryRecord): MemoryRecord | undefined {
-    if (!ASKS.test(record.content)) return undefined;
+    if (!ASKS_QUESTION.test(record.content)) return undefined;
     const turns = this.sessions.get(sessionKey(record));
     if (turns === undefined) return undefined;
     const at = turns.indexOf(record);

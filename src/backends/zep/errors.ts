@@ -27,6 +27,7 @@ export type ZepOperation =
   | "user.get"
   | "user.get_node"
   | "project.get"
+  | "thread.get"
   | "thread.get_user_context"
   | "thread.add_messages";
 

@@ -1,6 +1,7 @@
 /**
  * The Zep Cloud backend: `graph.search` per configured scope (and, with `zep.userSummary`, the user's node for
- * its summary: ./map.ts), `user.get` for existence, `project.get` as ping.
+ * its summary: ./map.ts), `user.get` for existence, `project.get` as ping; with `retrieval.replies`, one
+ * `thread.get` for the reply turns of question episodes (./replies.ts).
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
  * `graph.search`, the call on every cache miss, is one documented `POST /graph/search` per scope made directly
@@ -16,6 +17,7 @@
  */
 import { type serialization, ZepClient } from "@getzep/zep-cloud";
 import { Agent } from "undici";
+import type { Candidate } from "../../pipeline/types";
 import { LinkedSignal } from "../../signals";
 import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
 import { BackendError } from "../types";
@@ -31,6 +33,7 @@ import {
   type ZepScope,
 } from "./map";
 import { zepJson, zepNativeSearch } from "./native";
+import { withReplies } from "./replies";
 
 export interface ZepBackendConfig {
   apiKey: string;
@@ -149,16 +152,20 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
     name: "zep",
 
     async search(req: SearchRequest) {
+      const started = performance.now();
       const limit = Math.min(Math.floor(req.limit), ZEP_MAX_LIMIT);
       if (!(limit >= 1)) return [];
+      let candidates: Candidate[];
       try {
         const { answers, userNode } = await searchScopes(req, limit);
         const found = toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });
-        if (userNode === undefined) return found;
-        return withUserSummary(found, userSummaryCandidate(userNode, req.userId));
+        candidates =
+          userNode === undefined ? found : withUserSummary(found, userSummaryCandidate(userNode, req.userId));
       } catch (err) {
         throw toBackendError(err, "graph.search");
       }
+      // `retrieval.replies`: the turn after a question episode, from its thread (./replies.ts); never fails.
+      return withReplies(wire, candidates, req, started);
     },
 
     /** The drop-in door's own calls, in Zep's wire format (./native.ts). */

@@ -24,6 +24,9 @@
  * | `episodes`         | "message" | `content` | `created_at` (also `messageId` = uuid, `role`, see below)     |
  * | `nodes`            | "summary" | `summary` | `created_at`                                                  |
  * | `thread_summaries` | "summary" | `summary` | `last_summarized_episode_valid_at` ?? `last_summarized_at` ?? `created_at` |
+ * - facts (`edges`) also carry their validity: `validAt` ← `valid_at`, `invalidAt` ← `invalid_at` ?? `expired_at`
+ *   (when they are valid timestamps). The rank stage's time signal reads them (docs/policy.md#ranking): a fact
+ *   invalidated before the turn loses for "now" questions; one valid during the question's time scope fits it.
  * - `role` ← `role_type`, else `role`, when it is user, assistant, system, tool or function (`norole` and
  *   speaker names such as "Ana" give no role).
  * - Items whose content is empty or blank are skipped. Timestamps are rewritten as ISO 8601 UTC
@@ -88,6 +91,8 @@ interface RawItem {
   threadId?: string;
   episodes: string[];
   rawScore?: number;
+  validAt?: string;
+  invalidAt?: string;
 }
 
 const SCOPE_TYPE: Record<ZepScope, MemoryType> = {
@@ -188,6 +193,12 @@ function toRawItem(scope: ZepScope, item: Record<string, unknown>): RawItem {
   };
   const rawScore = rawScoreOf(item);
   if (rawScore !== undefined) raw.rawScore = rawScore;
+  if (scope === "edges") {
+    const validAt = toIsoTimestamp(item.valid_at);
+    if (validAt !== undefined) raw.validAt = validAt;
+    const invalidAt = firstIsoTimestamp([item.invalid_at, item.expired_at]);
+    if (invalidAt !== undefined) raw.invalidAt = invalidAt;
+  }
   if (scope === "episodes") {
     const role = toRole(item.role_type, item.role);
     if (role !== undefined) raw.role = role;
@@ -242,6 +253,8 @@ export function toCandidates(answers: readonly ScopeAnswer[], ctx: MapContext): 
     if (item.type === "message") candidate.messageId = item.uuid;
     if (item.role !== undefined) candidate.role = item.role;
     if (item.rawScore !== undefined) candidate.backendScore = item.rawScore;
+    if (item.validAt !== undefined) candidate.validAt = item.validAt;
+    if (item.invalidAt !== undefined) candidate.invalidAt = item.invalidAt;
     best.set(item.uuid, candidate);
   }
   return [...best.values()].sort((a, b) => b.score - a.score || compareIds(a.id, b.id)).slice(0, ctx.limit);

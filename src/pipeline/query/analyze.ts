@@ -41,6 +41,8 @@ export interface QueryAnalysis {
   multiHop: boolean;
   /** Seed 004's complexity score, 0–1. */
   complexity: number;
+  /** The turn's time (epoch ms) the scope was resolved against, when the caller gave one. */
+  turnTime?: number;
 }
 
 const WORD = /[\p{L}\p{M}\p{N}']+/gu;
@@ -252,6 +254,7 @@ export function analyzeQuery(query: string, turnTime: number | undefined): Query
   };
   if (timeScope !== undefined) out.timeScope = timeScope;
   if (anchor !== undefined) out.anchor = anchor;
+  if (turnTime !== undefined) out.turnTime = turnTime;
   return out;
 }
 

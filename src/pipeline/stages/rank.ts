@@ -4,6 +4,7 @@ import { answerFit } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
 import { scoreSentences } from "../text/relevance";
 import { sentenceSpans } from "../text/sentences";
+import { parseTimestamp } from "../text/time";
 import type { MemoryType, StageResult, WorkItem } from "../types";
 
 /**
@@ -18,18 +19,38 @@ import type { MemoryType, StageResult, WorkItem } from "../types";
  * - entity: per name the question mentions, 1 when the memory's speaker is that name ("Maya: …"), 0.6 when the
  *   text mentions it; averaged;
  * - time: inside the question's time scope 1, else e^(−days outside / 14); for "now/currently" questions without a
- *   scope, newest 1 down to oldest 0 by rank;
+ *   scope, newest 1 down to oldest 0 by rank. A fact with a validity (`validAt`/`invalidAt`, Zep edges) is judged
+ *   by it instead (`validityFit`): valid at any time in the scope 1; for "now" questions 1 while valid at the
+ *   turn's time, 0 once invalidated before it;
  * - answer: the best-matching sentence (or the one after it) holds what the question asks for: a time
  *   expression for "when", a number for "how many", a name for "who", a place for "where", a reason for "why";
  * - type: the memory type the intent prefers (summaries for "tell me about", messages and facts for facts).
+ *
+ * - reinforcement (policy `ranking.reinforcement`, off by default): how often the memory was kept before for this
+ *   user, min(1, ln(1 + n) / ln(1 + saturation)), with its own weight for every intent; 0 for every memory when
+ *   the counts could not be read (the store down). The counts are read by the caller and passed in.
  *
  * A reply turn (`replyTo`, the next turn after a kept question turn, from backends that know the order) ranks at
  * least as high as 0.95 × its question: the answer to "what did you name the puppy?" rarely repeats its words.
  */
 
 export const SIGNALS = ["backend", "lexical", "entity", "time", "answer", "type"] as const;
-export type Signal = (typeof SIGNALS)[number];
-export type Weights = Record<Signal, number>;
+export type Signal = (typeof SIGNALS)[number] | "reinforcement";
+export type Weights = Record<(typeof SIGNALS)[number], number>;
+
+/** The reinforcement signal's input: counts read before the run, and how to weigh them. */
+export interface Reinforcement {
+  counts: ReadonlyMap<string, number>;
+  /** False when the counts could not be read: the signal is then 0 for every memory. */
+  available: boolean;
+  weight: number;
+  saturation: number;
+}
+
+/** The reinforcement signal of a memory kept `n` times before. */
+export function reinforcementSignal(n: number, saturation: number): number {
+  return n <= 0 ? 0 : round6(Math.min(1, Math.log1p(n) / Math.log1p(saturation)));
+}
 
 export interface RankedSignals {
   id: string;
@@ -62,6 +83,31 @@ function timeFit(t: number, scope: Pick<TimeScope, "start" | "end">): number {
   if (t >= scope.start && t < scope.end) return 1;
   const outside = t < scope.start ? scope.start - t : t - scope.end;
   return Math.exp(-outside / DAY / 14);
+}
+
+/** A fact's validity as epoch ms: [validAt (else its timestamp), invalidAt (else open)); undefined without either. */
+function validityOf(item: WorkItem): { start: number; end: number } | undefined {
+  if (item.validAt === undefined && item.invalidAt === undefined) return undefined;
+  const start = item.validAt === undefined ? item.timeMs : parseTimestamp(item.validAt);
+  const end = item.invalidAt === undefined ? Number.POSITIVE_INFINITY : parseTimestamp(item.invalidAt);
+  if (Number.isNaN(start) || Number.isNaN(end)) return undefined;
+  return { start, end: Math.max(start, end) };
+}
+
+/**
+ * The time signal of a fact with a validity. In a scope: 1 when the fact held at some time in it, else
+ * e^(−days between / 14). For a "now" question (no scope): 0 when it stopped holding at or before the turn's time
+ * (any end, when the request gave no time), else 1.
+ */
+function validityFit(
+  v: { start: number; end: number },
+  scope: Pick<TimeScope, "start" | "end"> | undefined,
+  turnTime: number | undefined,
+): number {
+  if (scope === undefined) return Number.isFinite(v.end) && v.end <= (turnTime ?? v.end) ? 0 : 1;
+  if (v.start < scope.end && v.end > scope.start) return 1;
+  const gap = v.start >= scope.end ? v.start - scope.end : scope.start - v.end;
+  return Math.exp(-gap / DAY / 14);
 }
 
 function wordIn(haystack: string, needle: string): boolean {
@@ -99,6 +145,7 @@ export function rankStage(
   items: WorkItem[],
   analysis: QueryAnalysis,
   weightsByIntent: Record<Intent, Weights>,
+  reinforcement?: Reinforcement,
 ): StageResult & { ranking: RankedSignals[]; context: RankContext } {
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
@@ -157,7 +204,10 @@ export function rankStage(
         sum += speaker === e || speaker.split(/\s+/)[0] === e ? 1 : wordIn(text, e) ? 0.6 : 0;
       s.entity = round6(sum / entities.length);
     }
-    if (scope !== undefined) s.time = round6(timeFit(item.timeMs, scope));
+    const validity = validityOf(item);
+    if (validity !== undefined && (scope !== undefined || analysis.wantsCurrent))
+      s.time = round6(validityFit(validity, scope, analysis.turnTime));
+    else if (scope !== undefined) s.time = round6(timeFit(item.timeMs, scope));
     else if (recencyRank.size > 0) s.time = round6(recencyRank.get(item.id) ?? 0);
     if (
       analysis.answerType !== "thing" &&
@@ -191,6 +241,14 @@ export function rankStage(
       num += w * v;
       den += w;
     }
+    if (reinforcement !== undefined && reinforcement.weight > 0) {
+      const v = reinforcement.available
+        ? reinforcementSignal(reinforcement.counts.get(item.id) ?? 0, reinforcement.saturation)
+        : 0;
+      signals.reinforcement = v;
+      num += reinforcement.weight * v;
+      den += reinforcement.weight;
+    }
     return { id: item.id, rank: 0, relevance: den > 0 ? round6(num / den) : item.score, signals };
   });
   const relevance = new Map(ranking.map((r) => [r.id, r.relevance]));
@@ -216,6 +274,10 @@ export function rankStage(
     complexity: analysis.complexity,
   };
   if (scope !== undefined) detail.timeScope = scope.phrase;
+  // Explain and the playground only (text from the query: never a span attribute, src/telemetry/tracing.ts).
+  if (analysis.entities.length > 0) detail.entities = analysis.entities.join(", ");
+  if (reinforcement !== undefined)
+    detail.reinforcement = reinforcement.available ? "available" : "unavailable";
   return {
     items: order.map((o) => o.item),
     ranking: order.map((o) => o.r),

@@ -1,6 +1,6 @@
 /**
  * A fake Zep Cloud v3 upstream: a real HTTP server on 127.0.0.1 (an ephemeral port) speaking the wire format of
- * docs/wire/zep-cloud.md: `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`. Implements the backend
+ * docs/wire/zep-cloud.md: `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`, `GET /threads/{id}`. Implements the backend
  * contract's `ContractUpstream` and records every request it answers (method, path, headers, parsed body).
  * A server rather than nock: the Zep calls go through `undici.request`, which nock cannot intercept.
  *
@@ -18,6 +18,9 @@
  *     (negative for weak matches);
  *   - `episode_mentions`: a mention count (the number of the query's words matched);
  *   - `node_distance`: hops, rank + 1.
+ * - Thread messages (`GET /threads/{threadId}?lastn=&limit=`): the seeded messages whose sessionId is the thread,
+ *   oldest first (timestamp, then id), as `{messages: [{uuid, content, created_at, role, processed}], row_count,
+ *   total_count}`; `lastn` keeps the newest n, else `limit` the oldest n; a thread without messages → 404.
  * - Faults (`fail`) apply to every route until `reset`: 500 JSON, 429 `text/plain` with `retry-after: 60` and
  *   `x-ratelimit-*`, an answer `slowMs` late, a connection dropped without an answer, 400 JSON.
  * - `route(…)`: a test's own answer for a method and path (checked before the routes above, faults aside), e.g. a
@@ -119,7 +122,12 @@ function toWire(scope: string, m: SeedMemory): Wire {
   const at = { created_at: m.timestamp };
   switch (scope) {
     case "edges":
-      return zepWire.edge(m.id, m.content, { ...at, valid_at: m.timestamp, episodes: [] });
+      return zepWire.edge(m.id, m.content, {
+        ...at,
+        valid_at: m.validAt ?? m.timestamp,
+        ...(m.invalidAt === undefined ? {} : { invalid_at: m.invalidAt }),
+        episodes: [],
+      });
     case "episodes":
       return zepWire.episode(m.id, m.content, {
         ...at,
@@ -280,6 +288,8 @@ export class ZepFakeServer implements ContractUpstream {
       return route.answer(req);
     }
     if (req.method === "POST" && bare === "/graph/search") return this.search(req.body);
+    if (req.method === "GET" && /^\/threads\/[^/]+$/.test(bare))
+      return this.thread(decodeURIComponent(bare.slice("/threads/".length)), req.path);
     if (req.method === "GET" && /^\/users\/[^/]+$/.test(bare))
       return this.user(decodeURIComponent(bare.slice("/users/".length)));
     if (req.method === "GET" && bare === "/projects/info")
@@ -345,6 +355,28 @@ export class ZepFakeServer implements ContractUpstream {
       updated_at: "2026-01-01T00:00:00Z",
       metadata: {},
     });
+  }
+
+  private thread(threadId: string, path: string): Reply {
+    const all = [...this.users.values()]
+      .flat()
+      .filter((m) => m.type === "message" && m.sessionId === threadId)
+      .sort((a, b) =>
+        a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : a.id < b.id ? -1 : 1,
+      );
+    if (all.length === 0) return json(404, { message: "thread not found" });
+    const params = new URLSearchParams(path.split("?")[1] ?? "");
+    const lastn = Number(params.get("lastn") ?? Number.NaN);
+    const limit = Number(params.get("limit") ?? Number.NaN);
+    const page = lastn > 0 ? all.slice(-lastn) : limit > 0 ? all.slice(0, limit) : all;
+    const messages = page.map((m) => ({
+      uuid: m.id,
+      content: m.content,
+      created_at: m.timestamp,
+      role: m.role ?? "user",
+      processed: true,
+    }));
+    return json(200, { messages, row_count: messages.length, total_count: all.length });
   }
 
   private search(body: unknown): Reply {

@@ -1,0 +1,155 @@
+/**
+ * Reply turns on Zep (policy `retrieval.replies`, src/backends/zep/replies.ts), the real adapter against the fake
+ * Zep: a question episode of a thread brings the next message of that thread, in one extra call; a failed or slow
+ * thread call leaves the search's own candidates; without `replies` no thread call is made.
+ */
+
+import { createZepBackend } from "../../src/backends/zep";
+import type { Candidate } from "../../src/pipeline/types";
+import { policySchema } from "../../src/policy/schema";
+import type { SeedMemory } from "./contract";
+import { createZepFakeServer, type ZepFakeServer } from "./fakes/zep-server";
+
+const USER = "maya";
+const msg = (
+  id: string,
+  sessionId: string,
+  minute: number,
+  content: string,
+  role: "user" | "assistant" = "user",
+): SeedMemory => ({
+  id,
+  content,
+  type: "message",
+  sessionId,
+  role,
+  timestamp: `2024-03-02T18:${String(minute).padStart(2, "0")}:00.000Z`,
+});
+const MAYA: SeedMemory[] = [
+  msg("q1", "t-shelter", 0, "Tom: How was the shelter visit? Did you name the puppy?", "assistant"),
+  msg("a1", "t-shelter", 1, "Maya: Pickle! He chewed my left sneaker already."),
+  msg("q2", "t-shelter", 2, "Tom: And the puppy food, which brand?", "assistant"),
+  msg("a2", "t-shelter", 3, "Maya: The green bag from the corner shop."),
+  msg("q3", "t-cooking", 0, "Tom: Did the puppy like the paella?", "assistant"),
+  msg("a3", "t-cooking", 1, "Maya: He stole a prawn."),
+];
+
+const policy = (replies: boolean, backendMs = 1500) =>
+  policySchema.parse({
+    name: "t",
+    version: 1,
+    retrieval: { replies },
+    timeouts: { backendMs },
+    zep: { scopes: ["episodes"], reranker: "cross_encoder" },
+  });
+
+describe("Zep reply turns (retrieval.replies)", () => {
+  let zep: ZepFakeServer;
+  beforeAll(async () => {
+    zep = await createZepFakeServer();
+  });
+  beforeEach(async () => {
+    await zep.reset();
+    await zep.seed(USER, MAYA);
+  });
+  afterAll(() => zep.close());
+
+  let searchMs = 0;
+  const search = async (replies: boolean, query = "puppy", backendMs = 1500): Promise<Candidate[]> => {
+    const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+    const started = performance.now();
+    try {
+      return await backend.search({
+        userId: USER,
+        query,
+        limit: 10,
+        searchType: "hybrid",
+        policy: policy(replies, backendMs),
+        signal: AbortSignal.timeout(backendMs),
+      });
+    } finally {
+      searchMs = performance.now() - started;
+      await backend.close?.();
+    }
+  };
+  const threadCalls = () => zep.requests.filter((r) => r.path.startsWith("/threads/"));
+
+  test("the thread with the most question episodes: each question followed by its reply, in one call", async () => {
+    const got = await search(true);
+    expect(got.map((c) => c.id)).toEqual(["q1", "a1", "q2", "a2", "q3"]);
+    const [a1] = got.filter((c) => c.id === "a1");
+    expect(a1).toMatchObject({
+      replyTo: "q1",
+      origin: "reply",
+      sessionId: "t-shelter",
+      messageId: "a1",
+      type: "message",
+      backend: "zep",
+      role: "user",
+      content: "Maya: Pickle! He chewed my left sneaker already.",
+      timestamp: "2024-03-02T18:01:00.000Z",
+    });
+    // Scored as its question.
+    expect(a1?.score).toBe(got[0]?.score);
+    expect(threadCalls().map((r) => r.path)).toEqual([`/threads/t-shelter?lastn=100`]);
+  });
+
+  test("a reply the search found itself is not added again: it learns what it answers", async () => {
+    const got = await search(true, "puppy sneaker");
+    const ids = got.map((c) => c.id);
+    expect(ids.filter((id) => id === "a1")).toHaveLength(1);
+    expect(got.find((c) => c.id === "a1")).toMatchObject({ replyTo: "q1" });
+    expect(got.find((c) => c.id === "a1")?.origin).toBeUndefined();
+  });
+
+  test("without retrieval.replies: no thread call, the search's candidates only", async () => {
+    const got = await search(false);
+    expect(got.map((c) => c.id)).toEqual(["q1", "q2", "q3"]);
+    expect(threadCalls()).toHaveLength(0);
+  });
+
+  test("a failing thread call: the search's own candidates, not a failed search", async () => {
+    zep.route("GET", /^\/threads\//, () => [
+      500,
+      JSON.stringify({ message: "boom" }),
+      { "Content-Type": "application/json" },
+    ]);
+    const got = await search(true);
+    expect(got.map((c) => c.id)).toEqual(["q1", "q2", "q3"]);
+    expect(threadCalls()).toHaveLength(1);
+  });
+
+  test("a malformed thread answer: no replies", async () => {
+    zep.route("GET", /^\/threads\//, () => [
+      200,
+      JSON.stringify({ messages: "nope" }),
+      { "Content-Type": "application/json" },
+    ]);
+    expect((await search(true)).map((c) => c.id)).toEqual(["q1", "q2", "q3"]);
+  });
+
+  test("a thread call slower than what is left of the backend timeout is given up, within the timeout", async () => {
+    zep.route(
+      "GET",
+      /^\/threads\//,
+      () => [200, JSON.stringify({ messages: [] }), { "Content-Type": "application/json" }],
+      {
+        delayMs: 2000,
+      },
+    );
+    const got = await search(true, "puppy", 400);
+    // Given up REPLY_MARGIN_MS (50 ms) before the backend timeout: the search answers in time.
+    expect(searchMs).toBeLessThan(400);
+    expect(got.map((c) => c.id)).toEqual(["q1", "q2", "q3"]);
+  });
+
+  test("no question episode (or no thread): no thread call", async () => {
+    await zep.reset();
+    await zep.seed(USER, [
+      msg("s1", "t-x", 0, "Maya: The puppy sleeps a lot."),
+      msg("s2", "t-x", 1, "Tom: Cute."),
+    ]);
+    expect((await search(true)).map((c) => c.id)).toEqual(["s1"]);
+    expect(threadCalls()).toHaveLength(0);
+  });
+});
