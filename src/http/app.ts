@@ -31,6 +31,7 @@ import { hotRouteOf, hotRouteTable } from "./hot";
 import { answerError, errorHandler, notFound, requestId } from "./middleware";
 import { localsOf, type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
+import { disclosureRoutes } from "./routes/disclosure";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
 import { retrieveRoute } from "./routes/retrieve";
@@ -98,7 +99,11 @@ export function createApp(services: AppServices): RequestListener {
     canonicalizePath(), // one canonical path before any routing: no alias of a shaped route reaches the proxy
     refuseWhenShuttingDown(services.lifecycle),
   ];
-  const hot = hotRouteTable([retrieveRoute(services), ...compatHotRoutes(services)]);
+  const hot = hotRouteTable([
+    retrieveRoute(services),
+    ...disclosureRoutes(services), // /v1/memories/details and /timeline: progressive disclosure
+    ...compatHotRoutes(services),
+  ]);
   const routes = expressRoutes(services);
   return function memgate(req, res) {
     const failed = (err: unknown) => {

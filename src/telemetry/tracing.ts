@@ -34,7 +34,7 @@ export interface RetrievalSubject {
   userId: string;
   /** The query's length (never its text). */
   queryChars: number;
-  /** Which door asked: `retrieve` (/v1/retrieve, the CLI) or a drop-in door's call (`zep.graph.search`, …). */
+  /** Which door asked: `retrieve` (/v1/retrieve, the CLI), a drop-in door's call (`zep.graph.search`, …), `mcp`. */
   door: string;
 }
 
@@ -94,9 +94,11 @@ function payloadAttributes(payload: RetrievalPayload): Attributes {
 export function traceRetrieval(
   subject: RetrievalSubject,
   run: () => Promise<RetrievalOutcome>,
+  /** `memgate.retrieve`, or a disclosure layer's own span (`memgate.details`, `memgate.timeline`). */
+  spanName = "memgate.retrieve",
 ): Promise<RetrievalOutcome> {
   const started = performance.now();
-  return tracer().startActiveSpan("memgate.retrieve", async (span) => {
+  return tracer().startActiveSpan(spanName, async (span) => {
     if (span.isRecording()) {
       span.setAttributes({
         "memgate.tenant": subject.tenantId,
@@ -108,7 +110,7 @@ export function traceRetrieval(
     try {
       const outcome = await run();
       if (outcome.kind === "payload" || outcome.kind === "fallback") {
-        recordRetrieval(outcome.payload.metadata, performance.now() - started);
+        recordRetrieval(outcome.payload.metadata, performance.now() - started, subject.door);
         if (span.isRecording()) span.setAttributes(payloadAttributes(outcome.payload));
       } else if (outcome.kind === "refused") {
         span.setAttribute("memgate.error.code", outcome.code);
