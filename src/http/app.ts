@@ -19,6 +19,7 @@ import express, { type Express } from "express";
 import { compatHotRoutes, compatRoutes } from "../compat";
 import type { LocalStores } from "../compat/local-stores";
 import type { Logger } from "../logging/logger";
+import { mcpMethodNotAllowed, mcpRoute } from "../mcp/route";
 import type { PolicyRegistry } from "../policy/registry-types";
 import type { RetrievalService } from "../retrieval/service";
 import { accessLog } from "../telemetry/access-log";
@@ -82,6 +83,7 @@ export function expressRoutes(services: AppServices): Express {
   app.use(opsRoutes(services));
   const { playground } = services;
   if (playground !== undefined) app.use(playgroundRoutes({ ...services, playground })); // /ui, /v1/playground (admin)
+  app.use(mcpMethodNotAllowed()); // GET / DELETE /mcp: 405 (the MCP server is stateless)
   app.use(compatRoutes(services)); // drop-in Zep (/api/v2/*) and OpenMemory (/memory/*, …) APIs (src/compat)
   app.use(notFound());
   app.use(errorHandler(services.logger));
@@ -102,6 +104,7 @@ export function createApp(services: AppServices): RequestListener {
   const hot = hotRouteTable([
     retrieveRoute(services),
     ...disclosureRoutes(services), // /v1/memories/details and /timeline: progressive disclosure
+    mcpRoute(services), // POST /mcp: the agents' door (src/mcp)
     ...compatHotRoutes(services),
   ]);
   const routes = expressRoutes(services);

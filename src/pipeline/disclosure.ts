@@ -7,9 +7,12 @@
  */
 import type { CompiledPolicy } from "../policy/compile";
 import { toEntry, toWorkItem } from "./index";
+import { analyzeQuery } from "./query/analyze";
 import { budgetStage, fitToTokens } from "./stages/budget";
 import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
+import { similarityOf } from "./stages/select";
+import { certify, type Sufficiency } from "./sufficiency";
 import { neutralizeContent } from "./text/neutralize";
 import { relevanceQuery, scoreSentences } from "./text/relevance";
 import { sentenceSpans } from "./text/sentences";
@@ -122,10 +125,26 @@ export function formatIndex(lines: readonly IndexLine[], timeZone: string): stri
   for (const l of lines) {
     const who = l.role === undefined ? l.type : `${l.type}/${l.role}`;
     const time = formatTimestamp(l.timestamp, timeZone);
-    out.push(`- [${neutralizeContent(l.id)}] ${neutralizeContent(time)} ${who}: ${neutralizeContent(l.gist)}`);
+    out.push(
+      `- [${neutralizeContent(l.id)}] ${neutralizeContent(time)} ${who}: ${neutralizeContent(l.gist)}`,
+    );
   }
   out.push("");
   return out.join("\n");
+}
+
+/**
+ * The sufficiency certificate of kept memories for `query` (./sufficiency.ts), for an index whose policy does not
+ * compute it (`sufficiency.enabled: false`): the agent's "do I need more?" always has an answer.
+ */
+export function certificateFor(
+  memories: readonly MemoryEntry[],
+  query: string,
+  threshold: number,
+  turnTime: number | undefined,
+): Sufficiency {
+  const items = memories.map(toWorkItem);
+  return certify(items, analyzeQuery(query, turnTime), threshold, similarityOf(items));
 }
 
 export interface ShapedMemories {

@@ -15,18 +15,18 @@
 import { performance } from "node:perf_hooks";
 import type { BackendProvider } from "../backends/registry";
 import { type Backend, BackendError, type Neighbours } from "../backends/types";
-import type { Candidate } from "../pipeline/types";
-import { formatIndex, indexLines, shapeMemories } from "../pipeline/disclosure";
+import type { PayloadCache } from "../cache/types";
+import type { BackendCooldown } from "../limits/cooldown";
+import type { Logger } from "../logging/logger";
+import { certificateFor, formatIndex, indexLines, shapeMemories } from "../pipeline/disclosure";
 import { formatSystemPrompt } from "../pipeline/stages/format";
+import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 import type { BackendName, FallbackCode } from "../policy/schema";
 import { userScope } from "../redis/keys";
 import { raceSignal } from "../resilience/deadline";
 import { LinkedSignal } from "../signals";
-import type { BackendCooldown } from "../limits/cooldown";
 import { recordRateLimitRejection } from "../telemetry/metrics";
-import type { Logger } from "../logging/logger";
-import type { PayloadCache } from "../cache/types";
 import type { Admission } from "./admission";
 import { answerWithFallback } from "./fallback";
 import type { DetailsRequest, RetrievalOutcome, TimelineRequest } from "./outcome";
@@ -51,14 +51,28 @@ export interface DisclosureDeps extends PolicyDeps {
 }
 
 /** Layer 1: a retrieval's outcome with its kept memories as index lines (the payload itself is left as it is). */
-export function indexView(payload: RetrievalPayload, query: string, compiled: CompiledPolicy): IndexPayload {
+export function indexView(
+  payload: RetrievalPayload,
+  query: string,
+  compiled: CompiledPolicy,
+  turnTime?: number,
+): IndexPayload {
   const { tokenizer } = compiled.ctx;
   const index = indexLines(payload.memories, query, tokenizer);
   let indexTokens = 0;
   for (const line of index) indexTokens += tokenizer.count(line.gist);
+  const metadata: IndexPayload["metadata"] = { ...payload.metadata, indexTokens };
+  // The certificate even where the policy does not compute it (an index answers "is this enough?").
+  if (metadata.sufficiency === undefined && query.trim() !== "") {
+    const { threshold } = compiled.policy.sufficiency;
+    metadata.sufficiency = {
+      ...certificateFor(payload.memories, query, threshold, turnTime),
+      expanded: false,
+    };
+  }
   return {
     index,
-    metadata: { ...payload.metadata, indexTokens },
+    metadata,
     systemPrompt: formatIndex(index, compiled.policy.format.timeZone),
   };
 }
@@ -81,7 +95,11 @@ export async function disclose(
   });
   if ("kind" in compiled) return compiled;
   if (req.backend !== undefined && !deps.backends.has(tenant, req.backend)) {
-    return { kind: "refused", code: "FORBIDDEN", detail: `backend: this tenant has no "${req.backend}" backend` };
+    return {
+      kind: "refused",
+      code: "FORBIDDEN",
+      detail: `backend: this tenant has no "${req.backend}" backend`,
+    };
   }
   const name: BackendName = req.backend ?? compiled.policy.backend ?? tenant.defaultBackend;
   const fallback = async (code: FallbackCode, detail?: string): Promise<RetrievalOutcome> => {
@@ -113,7 +131,8 @@ export async function disclose(
     return fallback("RATE_LIMITED", `${name} asked to wait ${Math.ceil(cooling / 1000)} s`);
   }
   const instance = deps.backends.get(tenant, name);
-  if (instance === undefined) return fallback(deps.unavailable(name), "backend not configured for this tenant");
+  if (instance === undefined)
+    return fallback(deps.unavailable(name), "backend not configured for this tenant");
   let backend: Backend;
   try {
     backend = await instance;
@@ -145,7 +164,8 @@ export async function disclose(
     }
   } catch (err) {
     if (err instanceof BackendError) {
-      if (err.kind === "rate_limited" && err.retryAfterMs) await deps.cooldown.start(cooldownKey, err.retryAfterMs);
+      if (err.kind === "rate_limited" && err.retryAfterMs)
+        await deps.cooldown.start(cooldownKey, err.retryAfterMs);
       deps.logger.warn({ backend: name, kind: err.kind, status: err.status }, "backend call failed");
       // An id the backend does not know for this user is not found, as one of another user's.
       if (err.kind === "not_found" && !("ids" in req)) fetched = { kind: "not_found" };

@@ -39,9 +39,9 @@ import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metric
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
+import { type DisclosureDeps, disclose, indexView } from "./disclosure";
 import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
-import { type DisclosureDeps, disclose, indexView } from "./disclosure";
 import type { DetailsRequest, Refusal, RetrievalOutcome, RetrievalRequest, TimelineRequest } from "./outcome";
 import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
 import type { PayloadText } from "./payload-text";
@@ -155,13 +155,23 @@ export class RetrievalService {
 
   /** Progressive disclosure, layer 3 (./disclosure.ts): the full shaped content of some of the user's memories. */
   details(req: DetailsRequest): Promise<RetrievalOutcome> {
-    const subject = { tenantId: req.principal.tenant.id, userId: req.userId, queryChars: 0, door: req.door ?? "retrieve" };
+    const subject = {
+      tenantId: req.principal.tenant.id,
+      userId: req.userId,
+      queryChars: 0,
+      door: req.door ?? "retrieve",
+    };
     return traceRetrieval(subject, () => disclose(this.disclosureDeps(), req), "memgate.details");
   }
 
   /** Progressive disclosure, layer 2 (./disclosure.ts): the turns around one of the user's memories, as index lines. */
   timeline(req: TimelineRequest): Promise<RetrievalOutcome> {
-    const subject = { tenantId: req.principal.tenant.id, userId: req.userId, queryChars: 0, door: req.door ?? "retrieve" };
+    const subject = {
+      tenantId: req.principal.tenant.id,
+      userId: req.userId,
+      queryChars: 0,
+      door: req.door ?? "retrieve",
+    };
     return traceRetrieval(subject, () => disclose(this.disclosureDeps(), req), "memgate.timeline");
   }
 
@@ -214,7 +224,7 @@ export class RetrievalService {
     const outcome = await this.respond(turn, halt);
     if (req.detail !== "index" || (outcome.kind !== "payload" && outcome.kind !== "fallback")) return outcome;
     // Layer 1: the same (cached, shared) payload, answered as index lines.
-    const index = indexView(outcome.payload, req.query, turn.compiled);
+    const index = indexView(outcome.payload, req.query, turn.compiled, turn.turnTime);
     return outcome.kind === "payload"
       ? { kind: "payload", payload: outcome.payload, index }
       : { ...outcome, index };

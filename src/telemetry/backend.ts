@@ -98,7 +98,10 @@ export function instrumentBackend(backend: Backend): Backend {
         "get_memories",
         () => getMemories(req),
         (span, found) => {
-          span.setAttributes({ "memgate.backend.ids": req.ids.length, "memgate.results.count": found.length });
+          span.setAttributes({
+            "memgate.backend.ids": req.ids.length,
+            "memgate.results.count": found.length,
+          });
         },
       );
   }

@@ -5,9 +5,9 @@ import {
   type CallOptions,
   type MemoryLookup,
   type NativeAnswer,
-  type Neighbours,
-  type NeighbourRequest,
   type NativeSearchRequest,
+  type NeighbourRequest,
+  type Neighbours,
   type SearchRequest,
 } from "../types";
 import { toCandidate } from "./candidate";

@@ -16,9 +16,17 @@
 import { type serialization, ZepClient } from "@getzep/zep-cloud";
 import { Agent } from "undici";
 import { LinkedSignal } from "../../signals";
-import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
+import type {
+  Backend,
+  CallOptions,
+  MemoryLookup,
+  NativeSearchRequest,
+  NeighbourRequest,
+  SearchRequest,
+} from "../types";
 import { BackendError } from "../types";
 import { isDotSegmentId } from "../upstream-path";
+import { zepGetMemories, zepNeighbours } from "./disclosure";
 import { toBackendError } from "./errors";
 import { zepFetcher } from "./fetcher";
 import { type ScopeAnswer, toCandidates, ZEP_MAX_LIMIT, type ZepScope } from "./map";
@@ -117,6 +125,23 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
         return toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });
       } catch (err) {
         throw toBackendError(err, "graph.search");
+      }
+    },
+
+    /** Progressive disclosure, layers 3 and 2, over the user's own graph lists (./disclosure.ts). */
+    async getMemories(req: MemoryLookup) {
+      try {
+        return await zepGetMemories(wire, req);
+      } catch (err) {
+        throw toBackendError(err, "graph.episodes.user");
+      }
+    },
+
+    async neighbours(req: NeighbourRequest) {
+      try {
+        return await zepNeighbours(wire, req);
+      } catch (err) {
+        throw toBackendError(err, "graph.episodes.user");
       }
     },
 
