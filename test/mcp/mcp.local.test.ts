@@ -85,6 +85,11 @@ describe("MCP over Streamable HTTP — local store", () => {
     );
     expect(memories[0]?.provenance.wasRedacted).toBe(true);
     expect(JSON.stringify([search, timeline, details])).not.toContain(EMAIL);
+    // Each layer is one call of the core, in its own span, labelled with the MCP door.
+    for (const name of ["memgate.retrieve", "memgate.timeline", "memgate.details"]) {
+      const span = telemetry.spans().find((sp) => sp.name === name);
+      expect(span?.attributes).toMatchObject({ "memgate.door": "mcp", "memgate.backend": "local" });
+    }
   });
 
   test("another user's id is simply absent (details) or not found (timeline), like an unknown id", async () => {
@@ -104,8 +109,11 @@ describe("MCP over Streamable HTTP — local store", () => {
     expect((first.body.metadata as { cache: string }).cache).toBe("miss");
     expect((second.body.metadata as { cache: string }).cache).toBe("hit");
     expect(second.body.index).toEqual(first.body.index);
+    // An intent of the caller's own shapes differently: its own cache entry.
+    const withIntent = await call(client, "search_memory", { ...args, intent: "exploratory" });
+    expect((withIntent.body.metadata as { cache: string }).cache).toBe("miss");
     const spans = telemetry.spans().filter((sp) => sp.name === "memgate.retrieve");
-    expect(spans.at(-1)?.attributes).toMatchObject({ "memgate.door": "mcp", "memgate.cache": "hit" });
+    expect(spans.at(-2)?.attributes).toMatchObject({ "memgate.door": "mcp", "memgate.cache": "hit" });
     const metrics = await request(gw.h.app).get("/metrics").expect(200);
     expect(metrics.text).toMatch(
       /memgate_retrieval_cache_lookups_total\{[^}]*cache="hit"[^}]*door="mcp"[^}]*\} 1/,
