@@ -150,5 +150,9 @@ describe("MCP over Streamable HTTP — local store", () => {
     expect(bad.texts.join(" ")).toMatch(/userId/);
     await expect(httpClient(gw.origin, KEYS.writer)).rejects.toThrow(/403|Forbidden|scope/i);
     await expect(httpClient(gw.origin, "mg_wrong_key_0123456789")).rejects.toThrow(/401|Unauthorized/i);
+    // Stateless: no session stream to open, no session to end.
+    const get = await request(gw.origin).get("/mcp").set("authorization", `Bearer ${KEYS.app}`).expect(405);
+    expect(get.headers.allow).toBe("POST");
+    await request(gw.origin).delete("/mcp").expect(405);
   });
 });
