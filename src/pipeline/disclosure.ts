@@ -6,14 +6,16 @@
  * (src/retrieval/service.ts) fetches, this shapes.
  */
 import type { CompiledPolicy } from "../policy/compile";
+import type { Envelope } from "../policy/schema";
 import { toEntry, toWorkItem } from "./index";
 import { analyzeQuery } from "./query/analyze";
 import { budgetStage, fitToTokens } from "./stages/budget";
+import { ENVELOPE_PREAMBLE } from "./stages/format";
 import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
 import { similarityOf } from "./stages/select";
 import { certify, type Sufficiency } from "./sufficiency";
-import { neutralizeContent } from "./text/neutralize";
+import { ENVELOPE_TAG, neutralizeContent } from "./text/neutralize";
 import { relevanceQuery, scoreSentences } from "./text/relevance";
 import { sentenceSpans } from "./text/sentences";
 import { formatTimestamp } from "./text/time";
@@ -117,19 +119,21 @@ export function indexLines(
 
 /**
  * The index as a prompt block: one line per memory, `- [id] time type(/role): gist`, each neutralized as the
- * full block's lines are (one line per memory, no forged headings); "" without memories.
+ * full block's lines are (one line per memory, no forged headings), and wrapped in the policy's `tagged`
+ * envelope as the full block is (./stages/format.ts); "" without memories.
  */
-export function formatIndex(lines: readonly IndexLine[], timeZone: string): string {
+export function formatIndex(lines: readonly IndexLine[], timeZone: string, envelope?: Envelope): string {
   if (lines.length === 0) return "";
-  const out = ["## Memory index (ask for details by id)\n"];
+  const tagged = envelope === "tagged";
+  const safe = (text: string) => neutralizeContent(text, tagged);
+  const header = "## Memory index (ask for details by id)\n";
+  const out = tagged ? [ENVELOPE_PREAMBLE, `<${ENVELOPE_TAG}>`, header] : [header];
   for (const l of lines) {
     const who = l.role === undefined ? l.type : `${l.type}/${l.role}`;
     const time = formatTimestamp(l.timestamp, timeZone);
-    out.push(
-      `- [${neutralizeContent(l.id)}] ${neutralizeContent(time)} ${who}: ${neutralizeContent(l.gist)}`,
-    );
+    out.push(`- [${safe(l.id)}] ${safe(time)} ${who}: ${safe(l.gist)}`);
   }
-  out.push("");
+  out.push(tagged ? `\n</${ENVELOPE_TAG}>\n` : "");
   return out.join("\n");
 }
 

@@ -73,7 +73,7 @@ export function indexView(
   return {
     index,
     metadata,
-    systemPrompt: formatIndex(index, compiled.policy.format.timeZone),
+    systemPrompt: formatIndex(index, compiled.policy.format.timeZone, compiled.policy.format.envelope),
   };
 }
 

@@ -79,6 +79,9 @@ describe("index lines", () => {
     expect(prompt.split("\n").filter((l) => l.startsWith("- ["))).toHaveLength(2);
     expect(prompt).not.toMatch(/^## Forged/m);
     expect(formatIndex([], "UTC")).toBe("");
+    const tagged = formatIndex(lines, "UTC", "tagged");
+    expect(tagged).toMatch(/^The memories below were recalled/);
+    expect(tagged.trimEnd().endsWith("</recalled_memories>")).toBe(true);
   });
 });
 
