@@ -18,6 +18,31 @@ export interface CallOptions {
   signal: AbortSignal;
 }
 
+/** Progressive disclosure, layer 3 (docs/api.md#progressive-disclosure): some of one user's memories by id. */
+export interface MemoryLookup {
+  userId: string;
+  /** At most `MAX_DETAIL_IDS`, without repeats. */
+  ids: readonly string[];
+  signal: AbortSignal;
+}
+
+/** Progressive disclosure, layer 2: the turns around one of the user's memories. */
+export interface NeighbourRequest {
+  userId: string;
+  id: string;
+  /** How many turns before and after the memory (each at most `MAX_TIMELINE_WINDOW`). */
+  before: number;
+  after: number;
+  signal: AbortSignal;
+}
+
+/** A memory and the turns around it in its session (or time window), oldest first on both sides. */
+export interface Neighbours {
+  anchor: Candidate;
+  before: Candidate[];
+  after: Candidate[];
+}
+
 /**
  * A drop-in door's own search, in its wire terms (src/compat): the upstream call the SDK asked for, which the
  * backend makes instead of its policy-driven `search`. The retrieval core treats it like any search (cache,
@@ -75,6 +100,14 @@ export interface Backend {
   userExists(userId: string, opts: CallOptions): Promise<boolean>;
   /** A door's own search (see NativeSearch); absent when the backend has no such wire API. */
   searchNative?(req: NativeSearchRequest): Promise<NativeAnswer>;
+  /**
+   * The user's own memories among `ids`, in the order asked (score 1: nothing was searched). An id that is not
+   * this user's, or unknown, is simply absent: a caller cannot tell another user's id from a made-up one.
+   * Absent when the backend cannot look memories up by id (the core answers its UNAVAILABLE fallback).
+   */
+  getMemories?(req: MemoryLookup): Promise<Candidate[]>;
+  /** The turns around one of the user's memories; undefined when the id is not this user's (or unknown). */
+  neighbours?(req: NeighbourRequest): Promise<Neighbours | undefined>;
   /** Cheap reachability check (the CLI and tests; /readyz reads the circuit breakers instead). Throws BackendError when unreachable. */
   ping(opts: CallOptions): Promise<void>;
   close?(): Promise<void>;

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { stdioProxyCommand } from "../mcp/stdio";
 import { serveCommand } from "../server/serve";
 import { type EvalOptions, evalCommand, type Progress } from "./eval";
 import { type EvalInjectionOptions, evalInjectionCommand } from "./eval-injection";
@@ -148,6 +149,16 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option("--json", "print the report as JSON", false)
     .action(async (opts: EvalInjectionOptions) => {
       code = await evalInjectionCommand(opts, io);
+    });
+
+  program
+    .command("mcp")
+    .description(
+      "an MCP server on stdin/stdout forwarding to a gateway's /mcp (desktop clients); the key from MEMGATE_API_KEY",
+    )
+    .requiredOption("--stdio <gatewayUrl>", "the gateway, e.g. http://127.0.0.1:8787")
+    .action(async (opts: { stdio: string }) => {
+      code = await stdioProxyCommand(opts.stdio, io.err);
     });
 
   try {

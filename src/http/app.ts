@@ -19,6 +19,7 @@ import express, { type Express } from "express";
 import { compatHotRoutes, compatRoutes } from "../compat";
 import type { LocalStores } from "../compat/local-stores";
 import type { Logger } from "../logging/logger";
+import { mcpMethodNotAllowed, mcpRoute } from "../mcp/route";
 import type { PolicyRegistry } from "../policy/registry-types";
 import type { RetrievalService } from "../retrieval/service";
 import { accessLog } from "../telemetry/access-log";
@@ -32,6 +33,7 @@ import { answerError, errorHandler, notFound, requestId } from "./middleware";
 import { openApiRoute } from "./openapi/route";
 import { localsOf, type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
+import { disclosureRoutes } from "./routes/disclosure";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
 import { retrieveRoute } from "./routes/retrieve";
@@ -77,7 +79,12 @@ function refuseWhenShuttingDown(lifecycle: { shuttingDown: boolean } | undefined
  * the OpenAPI document's registry (src/http/openapi/routes.ts): test/http/openapi.routes.test.ts fails otherwise.
  */
 export function hotRoutes(services: AppServices): HotRoute[] {
-  return [retrieveRoute(services), ...compatHotRoutes(services)];
+  return [
+    retrieveRoute(services),
+    ...disclosureRoutes(services), // /v1/memories/details and /timeline: progressive disclosure
+    mcpRoute(services), // POST /mcp: the agents' door (src/mcp)
+    ...compatHotRoutes(services),
+  ];
 }
 
 /** The Express routes: everything but the hot routes, then 404 and the error handler. */
@@ -91,6 +98,7 @@ export function expressRoutes(services: AppServices): Express {
   app.use(openApiRoute()); // GET /openapi.json (src/http/openapi): a new route is one line in its routes.ts
   const { playground } = services;
   if (playground !== undefined) app.use(playgroundRoutes({ ...services, playground })); // /ui, /v1/playground (admin)
+  app.use(mcpMethodNotAllowed()); // GET / DELETE /mcp: 405 (the MCP server is stateless)
   app.use(compatRoutes(services)); // drop-in Zep (/api/v2/*) and OpenMemory (/memory/*, …) APIs (src/compat)
   app.use(notFound());
   app.use(errorHandler(services.logger));

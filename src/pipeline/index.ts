@@ -2,7 +2,7 @@ import type { CompiledPolicy } from "../policy/compile";
 import type { ReinforcementCounts } from "../reinforcement/types";
 import { boundWork, workBoundChars } from "./bound";
 import { type Citations, cite } from "./citations";
-import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
+import { analyzeQuery, type Intent, type QueryAnalysis } from "./query/analyze";
 import { budgetStage } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
@@ -40,6 +40,8 @@ export interface PipelineInput {
    * (src/reinforcement). Absent with the section enabled: no counts (offline runs), reported unavailable.
    */
   reinforcement?: ReinforcementCounts;
+  /** The caller's own reading of the question (MCP `search_memory`'s `intent`): replaces the detected intent. */
+  intent?: Intent;
 }
 
 export interface PipelineResult {
@@ -125,10 +127,12 @@ export function runPipeline(
   if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
   if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   const ranking = policy.ranking.enabled;
-  const analysis =
+  const detected =
     ranking || policy.clip.answerAware || policy.sufficiency.enabled
       ? analyzeQuery(input.query, input.turnTime)
       : undefined;
+  const analysis =
+    detected !== undefined && input.intent !== undefined ? { ...detected, intent: input.intent } : detected;
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
   let similarity: (a: string, b: string) => number = () => 0;
@@ -213,7 +217,7 @@ export function runPipeline(
   };
 }
 
-function toEntry(item: WorkItem, collection: string, searchType: string): MemoryEntry {
+export function toEntry(item: WorkItem, collection: string, searchType: string): MemoryEntry {
   const provenance: MemoryEntry["provenance"] = {
     collection,
     searchType,

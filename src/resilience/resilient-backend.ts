@@ -69,6 +69,9 @@ export class ResilientBackend implements Backend {
   private readonly breaker: CircuitBreakerPolicy;
   private readonly bulkhead: BulkheadPolicy;
   private readonly rejections = { count: 0, loggedAt: Number.NEGATIVE_INFINITY };
+  /** Progressive disclosure's reads (present when the inner backend has them): the same bulkhead, breaker, retry. */
+  readonly getMemories?: Backend["getMemories"];
+  readonly neighbours?: Backend["neighbours"];
 
   constructor(
     private readonly inner: Backend,
@@ -82,6 +85,16 @@ export class ResilientBackend implements Backend {
     });
     this.bulkhead = bulkhead(opts.bulkhead.limit, opts.bulkhead.queue);
     this.breaker.onStateChange((state) => this.logState(state));
+    const budgetMs = opts.retry.defaultBudgetMs;
+    const { getMemories, neighbours } = inner;
+    if (getMemories !== undefined) {
+      this.getMemories = (req) =>
+        this.call(req.signal, budgetMs, (signal) => getMemories.call(inner, { ...req, signal }));
+    }
+    if (neighbours !== undefined) {
+      this.neighbours = (req) =>
+        this.call(req.signal, budgetMs, (signal) => neighbours.call(inner, { ...req, signal }));
+    }
   }
 
   /**

@@ -3,9 +3,10 @@
  * renders them in its own wire shape; src/http maps a refusal to problem+json.
  */
 import type { NativeSearch, UpstreamResponse } from "../backends/types";
+import type { Intent } from "../pipeline/query/analyze";
 import type { BackendName, FallbackAction, FallbackCode } from "../policy/schema";
 import type { Principal } from "../tenants/types";
-import type { RetrievalPayload } from "./payload";
+import type { IndexPayload, RetrievalPayload } from "./payload";
 
 /** One retrieval, as every door can express it. */
 export interface RetrievalRequest {
@@ -38,12 +39,43 @@ export interface RetrievalRequest {
   needs?: { user?: boolean; query?: boolean };
   /** The client went away. A shared (single-flight) computation is not tied to it. */
   signal?: AbortSignal;
+  /** The caller's reading of the question (MCP `search_memory`): replaces the detected intent in ranking. */
+  intent?: Intent;
+  /** `index`: layer 1 of progressive disclosure is answered (`index` on the outcome) besides the payload. */
+  detail?: "index" | "full";
+  /** The door's label on spans and metrics when it is not a drop-in door's search (`mcp`); default `retrieve`. */
+  door?: string;
+}
+
+/** What layers 2 and 3 of progressive disclosure share (docs/api.md#progressive-disclosure). */
+interface DisclosureAsk {
+  principal: Principal;
+  userId: string;
+  policy?: string;
+  policyField?: string;
+  backend?: BackendName;
+  /** Spans and metrics: `retrieve` (/v1) or `mcp`. */
+  door?: string;
+  signal?: AbortSignal;
+}
+
+/** Layer 3: the full shaped content of some of the user's memories. */
+export interface DetailsRequest extends DisclosureAsk {
+  ids: readonly string[];
+}
+
+/** Layer 2: the turns around one of the user's memories. */
+export interface TimelineRequest extends DisclosureAsk {
+  id: string;
+  before: number;
+  after: number;
 }
 
 /** The caller's own fault: 403 / 400 at the edge. */
 export interface Refusal {
   kind: "refused";
-  code: "FORBIDDEN" | "VALIDATION_FAILED";
+  /** NOT_FOUND: a disclosure layer's id that is not this user's (or unknown: the two are never told apart). */
+  code: "FORBIDDEN" | "VALIDATION_FAILED" | "NOT_FOUND";
   detail: string;
 }
 
@@ -53,9 +85,15 @@ export type RetrievalOutcome =
    * exactly, made without serializing the payload (a hit answers from its entry's JSON text): a door that sends
    * the payload as it is sends that.
    */
-  | { kind: "payload"; payload: RetrievalPayload; json?: string }
+  | { kind: "payload"; payload: RetrievalPayload; json?: string; index?: IndexPayload }
   /** The policy's declared fallback; `payload.metadata.fallback` says what and why (cache: a stale payload). */
-  | { kind: "fallback"; code: FallbackCode; action: FallbackAction; payload: RetrievalPayload }
+  | {
+      kind: "fallback";
+      code: FallbackCode;
+      action: FallbackAction;
+      payload: RetrievalPayload;
+      index?: IndexPayload;
+    }
   | Refusal
   /** A door's upstream refused the caller's own request (HTTP 400/413/414/422): handed back as it came. */
   | { kind: "rejected"; response: UpstreamResponse };

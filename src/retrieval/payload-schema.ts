@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { Citation } from "../pipeline/citations";
+import type { IndexLine } from "../pipeline/disclosure";
 import type { Sufficiency } from "../pipeline/sufficiency";
 import {
   type KeptSentence,
@@ -17,7 +18,7 @@ import {
   type StageTrace,
   type TraceChange,
 } from "../pipeline/types";
-import type { FallbackInfo, RetrievalMetadata, RetrievalPayload } from "./payload";
+import type { FallbackInfo, IndexPayload, RetrievalMetadata, RetrievalPayload } from "./payload";
 
 /**
  * `true` when the schema output `S` describes the type `T` at this level: every `T` is an `S`, and both have the
@@ -180,6 +181,36 @@ export const retrievalPayloadSchema = z
   })
   .meta({ id: "RetrievalPayload" });
 
+const indexLineSchema = z
+  .object({
+    id: z.string(),
+    gist: z.string().meta({ description: "The memory's best sentence for the question, at most 50 tokens." }),
+    type: z.enum(MEMORY_TYPES),
+    role: z.enum(ROLES).optional(),
+    timestamp: z.string().meta({ description: "ISO 8601." }),
+    score: z.number(),
+    citation: citationSchema,
+    relation: z
+      .enum(["before", "self", "after"])
+      .optional()
+      .meta({ description: "Timeline only: where the turn stands against the asked memory." }),
+  })
+  .meta({ id: "IndexLine" });
+
+/**
+ * Progressive disclosure's layer 1 (`detail: "index"` on `POST /v1/retrieve`) and layer 2 (`POST
+ * /v1/memories/timeline`): index lines instead of memories.
+ */
+export const indexPayloadSchema = z
+  .object({
+    index: z.array(indexLineSchema),
+    metadata: retrievalMetadataSchema.extend({
+      indexTokens: z.int().min(0).meta({ description: "The index lines' gists, in the policy's tokenizer." }),
+    }),
+    systemPrompt: z.string().meta({ description: 'The index block; "" when no memories.' }),
+  })
+  .meta({ id: "IndexPayload" });
+
 /** The payload as the HTTP API sends it: `native` is a drop-in door's internal part, never sent on /v1. */
 type PublicPayload = Omit<RetrievalPayload, "native">;
 
@@ -196,5 +227,7 @@ export type PayloadSchemasDescribeTheirTypes = [
   Check<Describes<z.output<typeof configSchema>, RetrievalMetadata["config"]>>,
   Check<Describes<z.output<typeof retrievalMetadataSchema>, RetrievalMetadata>>,
   Check<Describes<z.output<typeof retrievalPayloadSchema>, PublicPayload>>,
+  Check<Describes<z.output<typeof indexLineSchema>, IndexLine>>,
+  Check<Describes<z.output<typeof indexPayloadSchema>, IndexPayload>>,
 ];
 type Check<T extends true> = T;

@@ -6,6 +6,7 @@
 import type { NativeSource } from "../backends/types";
 import type { PipelineResult } from "../pipeline";
 import type { Citations } from "../pipeline/citations";
+import type { IndexLine } from "../pipeline/disclosure";
 import type { Sufficiency } from "../pipeline/sufficiency";
 import type { MemoryEntry, StageTrace } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
@@ -37,6 +38,17 @@ export interface RetrievalMetadata {
    * store was down, the signal was 0 for every memory).
    */
   reinforcement?: { available: boolean };
+}
+
+/**
+ * Layer 1 of progressive disclosure (`detail: "index"`, MCP `search_memory`): an index line per kept memory
+ * instead of the memories; `systemPrompt` is the index block; `metadata.indexTokens` its tokens (the policy's
+ * tokenizer), `metadata.totalTokens` still the full context's.
+ */
+export interface IndexPayload {
+  index: IndexLine[];
+  metadata: RetrievalMetadata & { indexTokens: number };
+  systemPrompt: string;
 }
 
 export interface RetrievalPayload {

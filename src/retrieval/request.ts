@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BACKEND_NAMES } from "../policy/schema";
+import { MAX_DETAIL_IDS, MAX_TIMELINE_WINDOW } from "./disclosure";
 
 /**
  * userId and sessionId share this pattern (docs/api.md#the-retrieval-request): never `.` or `..`, which would be
@@ -30,7 +31,48 @@ export const retrieveBodySchema = z
      * weeks ago") are resolved against it. Default: the gateway's clock when the request arrives.
      */
     turnTime: z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone" }).optional(),
+    /**
+     * `full` (the default): the memories and their system prompt. `index`: layer 1 of progressive disclosure, an
+     * index line per memory (id, gist, type, time, score, citation) and the index as the system prompt.
+     */
+    detail: z.enum(["index", "full"]).optional(),
   })
   .strict();
 
 export type RetrieveBody = z.output<typeof retrieveBodySchema>;
+
+const userIdField = z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE);
+const policyField = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
+  .optional();
+/** A memory id as a backend gives it (local ids, Zep uuids, OpenMemory ids). */
+const memoryId = z.string({ error: "must be a memory id (a string)" }).min(1).max(256);
+
+/** POST /v1/memories/details (layer 3): the full shaped content of some of the user's memories. */
+export const detailsBodySchema = z
+  .object({
+    userId: userIdField,
+    ids: z
+      .array(memoryId, { error: "is required (a list of memory ids)" })
+      .min(1, "give at least one id")
+      .max(MAX_DETAIL_IDS, `at most ${MAX_DETAIL_IDS} ids`),
+    policy: policyField,
+    backend: z.enum(BACKEND_NAMES).optional(),
+  })
+  .strict();
+
+/** POST /v1/memories/timeline (layer 2): the turns before and after one of the user's memories. */
+export const timelineBodySchema = z
+  .object({
+    userId: userIdField,
+    id: memoryId,
+    /** Turns on each side (default 3, at most 10). */
+    window: z.number().int().min(1).max(MAX_TIMELINE_WINDOW).optional(),
+    policy: policyField,
+    backend: z.enum(BACKEND_NAMES).optional(),
+  })
+  .strict();
+
+export type DetailsBody = z.output<typeof detailsBodySchema>;
+export type TimelineBody = z.output<typeof timelineBodySchema>;

@@ -40,9 +40,10 @@ import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metric
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
+import { type DisclosureDeps, disclose, indexView } from "./disclosure";
 import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
-import type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
+import type { DetailsRequest, Refusal, RetrievalOutcome, RetrievalRequest, TimelineRequest } from "./outcome";
 import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
 import type { PayloadText } from "./payload-text";
 import {
@@ -61,7 +62,7 @@ import { requireAdmin, resolvePolicy } from "./policy";
 import { ID_PATTERN } from "./request";
 import { redactDeep, screenDeep, shapeText } from "./text";
 
-export type { Refusal, RetrievalOutcome, RetrievalRequest } from "./outcome";
+export type { DetailsRequest, Refusal, RetrievalOutcome, RetrievalRequest, TimelineRequest } from "./outcome";
 
 export interface RetrievalDeps {
   policies: PolicyRegistry;
@@ -150,9 +151,40 @@ export class RetrievalService {
       tenantId: req.principal.tenant.id,
       userId: req.userId,
       queryChars: req.query.length,
-      door: req.native?.kind ?? "retrieve",
+      door: req.native?.kind ?? req.door ?? "retrieve",
     };
     return traceRetrieval(subject, () => this.run(req));
+  }
+
+  /** Progressive disclosure, layer 3 (./disclosure.ts): the full shaped content of some of the user's memories. */
+  details(req: DetailsRequest): Promise<RetrievalOutcome> {
+    const subject = {
+      tenantId: req.principal.tenant.id,
+      userId: req.userId,
+      queryChars: 0,
+      door: req.door ?? "retrieve",
+    };
+    return traceRetrieval(subject, () => disclose(this.disclosureDeps(), req), "memgate.details");
+  }
+
+  /** Progressive disclosure, layer 2 (./disclosure.ts): the turns around one of the user's memories, as index lines. */
+  timeline(req: TimelineRequest): Promise<RetrievalOutcome> {
+    const subject = {
+      tenantId: req.principal.tenant.id,
+      userId: req.userId,
+      queryChars: 0,
+      door: req.door ?? "retrieve",
+    };
+    return traceRetrieval(subject, () => disclose(this.disclosureDeps(), req), "memgate.timeline");
+  }
+
+  private disclosureDeps(): DisclosureDeps {
+    return {
+      ...this.deps,
+      admission: this.admission,
+      codeFor: (err, backend) => codeForKind(err.kind, backend),
+      unavailable: (backend) => UNAVAILABLE[backend],
+    };
   }
 
   /**
@@ -192,7 +224,13 @@ export class RetrievalService {
       (await this.screen(turn)) ?? // eligibility, then admit (limit, cooldown), in one span
       (await this.lookUp(turn)) ??
       (await this.fly(turn));
-    return this.respond(turn, halt);
+    const outcome = await this.respond(turn, halt);
+    if (req.detail !== "index" || (outcome.kind !== "payload" && outcome.kind !== "fallback")) return outcome;
+    // Layer 1: the same (cached, shared) payload, answered as index lines.
+    const index = indexView(outcome.payload, req.query, turn.compiled, turn.turnTime);
+    return outcome.kind === "payload"
+      ? { kind: "payload", payload: outcome.payload, index }
+      : { ...outcome, index };
   }
 
   /** Step 1, resolve: the policy, the backend, the keys. Refuses what the caller may not ask for. */
@@ -232,7 +270,9 @@ export class RetrievalService {
     // A question with a time scope ("last month") shapes differently on another day: its resolved scope is part
     // of the key. Other questions share entries whatever the turn's time.
     const scope = usesQueryAnalysis(compiled.policy) ? resolveTimeScope(req.query, turnTime) : undefined;
-    const scopeVariant = scope === undefined ? undefined : { timeScope: [scope.start, scope.end] };
+    const scoped = scope === undefined ? undefined : { timeScope: [scope.start, scope.end] };
+    // A caller's own intent shapes differently: part of the key (only then, so other keys stay as they were).
+    const scopeVariant = req.intent === undefined ? scoped : { ...scoped, intent: req.intent };
     const variant =
       req.native === undefined
         ? scopeVariant
@@ -517,6 +557,7 @@ export class RetrievalService {
           turnTime: turn.turnTime,
           ...(req.native === undefined ? {} : { citations: false as const }),
           ...(reinforcement === undefined ? {} : { reinforcement }),
+          ...(req.intent === undefined ? {} : { intent: req.intent }),
         },
         compiled,
         observed ? pipelineObserver(compiled.policy.name, name) : undefined,

@@ -95,6 +95,34 @@ export function instrumentBackend(backend: Backend): Backend {
         req.limit,
       );
   }
+  const getMemories = backend.getMemories?.bind(backend);
+  if (getMemories) {
+    observed.getMemories = (req) =>
+      observe(
+        backend,
+        "get_memories",
+        () => getMemories(req),
+        (span, found) => {
+          span.setAttributes({
+            "memgate.backend.ids": req.ids.length,
+            "memgate.results.count": found.length,
+          });
+        },
+      );
+  }
+  const neighbours = backend.neighbours?.bind(backend);
+  if (neighbours) {
+    observed.neighbours = (req) =>
+      observe(
+        backend,
+        "neighbours",
+        () => neighbours(req),
+        (span, found) => {
+          const count = found === undefined ? 0 : 1 + found.before.length + found.after.length;
+          span.setAttribute("memgate.results.count", count);
+        },
+      );
+  }
   const close = backend.close?.bind(backend);
   if (close) observed.close = close;
   return observed;

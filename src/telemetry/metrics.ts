@@ -31,7 +31,7 @@ const HTTP_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5
 
 export const RATE_LIMIT_SCOPES = ["key", "user", "backend"] as const;
 export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
-export type BackendOperation = "search" | "user_exists";
+export type BackendOperation = "search" | "user_exists" | "get_memories" | "neighbours";
 
 interface Instruments {
   latency: Histogram;
@@ -166,16 +166,17 @@ export function recordHttpServerDuration(seconds: number, attributes: Attributes
 }
 
 /** One answered retrieval (success or fallback), from the metadata the caller received. */
-export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number): void {
+export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number, door = "retrieve"): void {
   const i = instruments();
   const outcome = meta.fallback === null ? "ok" : "fallback";
   const base: Attributes = { backend: meta.backend, policy: meta.policy.name, outcome };
-  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome });
+  // `door`: which door asked (`retrieve`, a drop-in door's call, `mcp`), a bounded set of values.
+  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome, door });
   i.results.record(meta.includedResults, base);
   i.tokens.record(meta.totalTokens, base);
   // Tokens used against the budget they were packed into (the policy's maxTokens after request overrides).
   if (meta.config.maxTokens > 0) i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, base);
-  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache });
+  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache, door });
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
   if (meta.fallback !== null) i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action });
 }

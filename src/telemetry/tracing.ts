@@ -35,7 +35,7 @@ export interface RetrievalSubject {
   userId: string;
   /** The query's length (never its text). */
   queryChars: number;
-  /** Which door asked: `retrieve` (/v1/retrieve, the CLI) or a drop-in door's call (`zep.graph.search`, …). */
+  /** Which door asked: `retrieve` (/v1/retrieve, the CLI), a drop-in door's call (`zep.graph.search`, …), `mcp`. */
   door: string;
 }
 
@@ -96,9 +96,11 @@ function payloadAttributes(payload: RetrievalPayload): Attributes {
 export function traceRetrieval(
   subject: RetrievalSubject,
   run: () => Promise<RetrievalOutcome>,
+  /** `memgate.retrieve`, or a disclosure layer's own span (`memgate.details`, `memgate.timeline`). */
+  spanName = "memgate.retrieve",
 ): Promise<RetrievalOutcome> {
   const started = performance.now();
-  return tracer().startActiveSpan("memgate.retrieve", { attributes: GENAI_RETRIEVAL }, async (span) => {
+  return tracer().startActiveSpan(spanName, { attributes: GENAI_RETRIEVAL }, async (span) => {
     if (span.isRecording()) {
       span.setAttributes({
         "memgate.tenant": subject.tenantId,
@@ -110,7 +112,7 @@ export function traceRetrieval(
     try {
       const outcome = await run();
       if (outcome.kind === "payload" || outcome.kind === "fallback") {
-        recordRetrieval(outcome.payload.metadata, performance.now() - started);
+        recordRetrieval(outcome.payload.metadata, performance.now() - started, subject.door);
         if (span.isRecording()) span.setAttributes(payloadAttributes(outcome.payload));
       } else if (outcome.kind === "refused") {
         span.setAttribute("memgate.error.code", outcome.code);

@@ -166,6 +166,59 @@ export function runBackendContract(opts: ContractOptions): void {
       });
     }
 
+    // Progressive disclosure (docs/api.md#progressive-disclosure): reads by id, scoped to the user.
+    const OTHER: SeedMemory = {
+      id: "other-1",
+      content: "Someone else's coffee order.",
+      type: "message",
+      timestamp: "2026-03-02T08:31:00.000Z",
+      sessionId: "s-2",
+      role: "user",
+    };
+
+    test("getMemories: the user's memories among the ids, in the order asked; others' and unknown ids absent", async () => {
+      await upstream.seed("bob.other", [OTHER]);
+      if (backend.getMemories === undefined) throw new Error(`${opts.name} has no getMemories`);
+      const found = await backend.getMemories({
+        userId: CONTRACT_USER,
+        ids: ["m2", OTHER.id, "no-such-id", "m1"],
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      expect(found.map((c) => c.id)).toEqual(["m2", "m1"]);
+      for (const c of found) {
+        const seeded = CONTRACT_MEMORIES.find((m) => m.id === c.id);
+        expect(c.content).toBe(seeded?.content);
+        expect(c.backend).toBe(backend.name);
+      }
+    });
+
+    test("neighbours: the memory and the user's turns around it; another user's or an unknown id is undefined", async () => {
+      await upstream.seed("bob.other", [OTHER]);
+      if (backend.neighbours === undefined) throw new Error(`${opts.name} has no neighbours`);
+      const around = (id: string) =>
+        backend.neighbours?.({
+          userId: CONTRACT_USER,
+          id,
+          before: 3,
+          after: 3,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      const found = await around("m2");
+      expect(found?.anchor.id).toBe("m2");
+      const own = new Set(CONTRACT_MEMORIES.map((m) => m.id));
+      const anchorTime = Date.parse(found?.anchor.timestamp ?? "");
+      for (const c of found?.before ?? []) {
+        expect(own.has(c.id)).toBe(true);
+        expect(Date.parse(c.timestamp)).toBeLessThanOrEqual(anchorTime);
+      }
+      for (const c of found?.after ?? []) {
+        expect(own.has(c.id)).toBe(true);
+        expect(Date.parse(c.timestamp)).toBeGreaterThanOrEqual(anchorTime);
+      }
+      expect(await around(OTHER.id)).toBeUndefined();
+      expect(await around("no-such-id")).toBeUndefined();
+    });
+
     test("ping succeeds when the upstream is up", async () => {
       await expect(backend.ping({ signal: AbortSignal.timeout(timeoutMs) })).resolves.toBeUndefined();
     });

@@ -3,8 +3,11 @@ import {
   type Backend,
   BackendError,
   type CallOptions,
+  type MemoryLookup,
   type NativeAnswer,
   type NativeSearchRequest,
+  type NeighbourRequest,
+  type Neighbours,
   type SearchRequest,
 } from "../types";
 import { toCandidate } from "./candidate";
@@ -65,6 +68,31 @@ export class LocalBackend extends MemoryStore implements Backend {
     return guard(req.signal, "search", () =>
       localSurface(this).query(req.native, { limit: req.limit, searchType }),
     );
+  }
+
+  /** Progressive disclosure, layer 3: the user's records among `ids` (another user's id is absent). */
+  async getMemories(req: MemoryLookup): Promise<Candidate[]> {
+    return guard(req.signal, "lookup", () =>
+      req.ids.flatMap((id) => {
+        const record = this.userRecord(req.userId, id);
+        return record === undefined ? [] : [toCandidate(record, 1, Number.NaN)];
+      }),
+    );
+  }
+
+  /** Progressive disclosure, layer 2: the turns before and after a record in its session's order. */
+  async neighbours(req: NeighbourRequest): Promise<Neighbours | undefined> {
+    return guard(req.signal, "timeline", () => {
+      const record = this.userRecord(req.userId, req.id);
+      if (record === undefined) return undefined;
+      const around = this.sessionAround(record, req.before, req.after);
+      const candidate = (r: typeof record) => toCandidate(r, 1, Number.NaN);
+      return {
+        anchor: candidate(record),
+        before: around.before.map(candidate),
+        after: around.after.map(candidate),
+      };
+    });
   }
 
   async userExists(userId: string, opts: CallOptions): Promise<boolean> {

@@ -173,6 +173,27 @@ export class MemoryStore implements LocalStore {
     return at >= 0 ? turns[at + 1] : undefined;
   }
 
+  /** The user's record with this id (undefined: unknown, or another user's: the two are not told apart). */
+  userRecord(userId: string, id: string): MemoryRecord | undefined {
+    const record = this.records.get(id);
+    return record?.userId === userId ? record : undefined;
+  }
+
+  /** Up to `before` turns before `record` and `after` turns after it in its session, oldest first. */
+  sessionAround(
+    record: MemoryRecord,
+    before: number,
+    after: number,
+  ): { before: MemoryRecord[]; after: MemoryRecord[] } {
+    const turns = this.sessions.get(sessionKey(record)) ?? [];
+    const at = turns.indexOf(record);
+    if (at < 0) return { before: [], after: [] };
+    return {
+      before: turns.slice(Math.max(0, at - clampInt(before, 0, turns.length)), at),
+      after: turns.slice(at + 1, at + 1 + clampInt(after, 0, turns.length)),
+    };
+  }
+
   private insert(record: MemoryRecord): MemoryRecord {
     if (this.records.has(record.id)) {
       throw new LocalDataError(`add: id: duplicate id ${JSON.stringify(record.id)}`, {

@@ -34,11 +34,14 @@ import {
   type Backend,
   BackendError,
   type CallOptions,
+  type MemoryLookup,
   type NativeSearchRequest,
+  type NeighbourRequest,
   type SearchRequest,
 } from "../types";
 import { callUpstream } from "../upstream";
 import { upstreamUrl } from "../upstream-path";
+import { type ListCall, openMemoryGetMemories, openMemoryNeighbours } from "./disclosure";
 import { errorFromResponse, errorFromThrown, malformedBody, type ResponseHeaders } from "./errors";
 import { parseQueryBody, toCandidates } from "./map";
 import { OPENMEMORY_MAX_K, openMemoryNativeQuery } from "./native";
@@ -153,6 +156,22 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
     });
   }
 
+  /** A GET of the user's list with the user's key (a user without a memory space: not_found, as a search). */
+  function listFor(userId: string): ListCall {
+    return async (path, signal) => {
+      const key = keyFor(userId);
+      if (cfg.userScoping === "api_key" && cfg.apiKeyForUser !== undefined && key === undefined) {
+        throw new BackendError({
+          kind: "not_found",
+          backend: "openmemory",
+          message: "OpenMemory has no memory space (API key) configured for this user",
+        });
+      }
+      return call("list", { method: "GET", path, key, signal });
+    };
+  }
+  const listMalformed = (reason: string, status: number) => malformedBody("list", reason, status);
+
   return {
     name: "openmemory",
 
@@ -193,6 +212,15 @@ export function createOpenMemoryBackend(cfg: OpenMemoryBackendConfig): Backend {
       const userId = req.native.kind === "openmemory.query" ? req.native.userId : undefined;
       const key = userId === undefined ? cfg.apiKey : keyFor(userId);
       return openMemoryNativeQuery((op, init) => call(op, { ...init, key }), req.native, req);
+    },
+
+    /** Progressive disclosure, layers 3 and 2, over the user's own list (./disclosure.ts). */
+    getMemories(req: MemoryLookup) {
+      return openMemoryGetMemories(listFor(req.userId), cfg.userScoping, req, listMalformed);
+    },
+
+    neighbours(req: NeighbourRequest) {
+      return openMemoryNeighbours(listFor(req.userId), cfg.userScoping, req, listMalformed);
     },
 
     async userExists(_userId: string, _opts: CallOptions): Promise<boolean> {

@@ -29,7 +29,9 @@ export type ZepOperation =
   | "project.get"
   | "thread.get"
   | "thread.get_user_context"
-  | "thread.add_messages";
+  | "thread.add_messages"
+  | "graph.episodes.user"
+  | "graph.edges.user";
 
 /** Thrown by the mapper when a 200 answer does not have the documented shape. */
 export class ZepMalformedResponseError extends Error {

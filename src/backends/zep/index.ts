@@ -19,9 +19,17 @@ import { type serialization, ZepClient } from "@getzep/zep-cloud";
 import { Agent } from "undici";
 import type { Candidate } from "../../pipeline/types";
 import { LinkedSignal } from "../../signals";
-import type { Backend, CallOptions, NativeSearchRequest, SearchRequest } from "../types";
+import type {
+  Backend,
+  CallOptions,
+  MemoryLookup,
+  NativeSearchRequest,
+  NeighbourRequest,
+  SearchRequest,
+} from "../types";
 import { BackendError } from "../types";
 import { isDotSegmentId } from "../upstream-path";
+import { zepGetMemories, zepNeighbours } from "./disclosure";
 import { toBackendError } from "./errors";
 import { zepFetcher } from "./fetcher";
 import {
@@ -166,6 +174,23 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
       }
       // `retrieval.replies`: the turn after a question episode, from its thread (./replies.ts); never fails.
       return withReplies(wire, candidates, req, started);
+    },
+
+    /** Progressive disclosure, layers 3 and 2, over the user's own graph lists (./disclosure.ts). */
+    async getMemories(req: MemoryLookup) {
+      try {
+        return await zepGetMemories(wire, req);
+      } catch (err) {
+        throw toBackendError(err, "graph.episodes.user");
+      }
+    },
+
+    async neighbours(req: NeighbourRequest) {
+      try {
+        return await zepNeighbours(wire, req);
+      } catch (err) {
+        throw toBackendError(err, "graph.episodes.user");
+      }
     },
 
     /** The drop-in door's own calls, in Zep's wire format (./native.ts). */

@@ -22,8 +22,8 @@
  * `ok.contentType` (e.g. "text/event-stream"); other statuses with their own body, `also`.
  */
 import { z } from "zod";
-import { retrievalPayloadSchema } from "../../retrieval/payload-schema";
-import { retrieveBodySchema } from "../../retrieval/request";
+import { indexPayloadSchema, retrievalPayloadSchema } from "../../retrieval/payload-schema";
+import { detailsBodySchema, retrieveBodySchema, timelineBodySchema } from "../../retrieval/request";
 import type { Scope } from "../../tenants/types";
 import {
   COMPARE_BODY,
@@ -47,6 +47,7 @@ export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
 export const TAGS = {
   retrieval: "The retrieval API: a chat turn's memories, shaped by the tenant's policy.",
+  agents: "The agents' door: an MCP server whose tools go through the same retrieval core as /v1.",
   operations: "Health, readiness, metrics, this document, and the policies' state (admin).",
   playground:
     "The policy playground (README, 'Policy playground'): served only when MEMGATE_PLAYGROUND is on. Admin scope.",
@@ -125,7 +126,39 @@ export const API_ROUTES: readonly ApiRoute[] = [
       "`metadata.fallback` set (docs/api.md#eligibility-and-fallbacks). `overrides` and `explain` need the admin scope.",
     access: "retrieve",
     body: { schema: retrieveBodySchema, limit: "64kb" },
-    ok: { schema: retrievalPayloadSchema, description: "The shaped memories, or a declared fallback." },
+    ok: {
+      schema: z.union([retrievalPayloadSchema, indexPayloadSchema]),
+      description:
+        'The shaped memories, or a declared fallback; with `detail: "index"` the index lines instead (progressive disclosure\'s layer 1).',
+    },
+  }),
+  api("post", "/v1/memories/details", {
+    tag: "retrieval",
+    summary: "Progressive disclosure, layer 3: the full shaped content of given memory ids",
+    description:
+      "Only the user's own ids: another user's or an unknown id is simply absent. Redacted, screened and within the " +
+      "policy's budget (docs/api.md#progressive-disclosure).",
+    access: "retrieve",
+    body: { schema: detailsBodySchema, limit: "64kb" },
+    ok: { schema: retrievalPayloadSchema, description: "The memories asked for, or a declared fallback." },
+  }),
+  api("post", "/v1/memories/timeline", {
+    tag: "retrieval",
+    summary: "Progressive disclosure, layer 2: the turns before and after a memory, as index lines",
+    access: "retrieve",
+    body: { schema: timelineBodySchema, limit: "64kb" },
+    ok: { schema: indexPayloadSchema, description: "The timeline, or a declared fallback." },
+    errors: [404],
+  }),
+  api("post", "/mcp", {
+    tag: "agents",
+    summary: "The MCP server (Streamable HTTP, stateless): search_memory, get_timeline, get_details",
+    description:
+      "JSON-RPC 2.0 messages of the Model Context Protocol (README, 'Agents (MCP)'). GET and DELETE /mcp answer 405: " +
+      "there are no sessions.",
+    access: "retrieve",
+    body: { schema: z.unknown(), limit: "64kb" },
+    ok: { schema: z.unknown(), description: "The JSON-RPC answer, as JSON or as one server-sent event." },
   }),
   // --- operations (src/http/routes/ops.ts, src/telemetry/metrics-endpoint.ts, ./route.ts) ---
   api("get", "/healthz", {

@@ -32,14 +32,16 @@ export function retrieveRoute(deps: {
       backend: body.backend,
       turn: { sessionId: body.sessionId, useMemory: body.useMemory },
       ...(body.turnTime === undefined ? {} : { turnTime: Date.parse(body.turnTime) }),
+      ...(body.detail === undefined ? {} : { detail: body.detail }),
       signal: abortOnClose(res),
     });
     switch (outcome.kind) {
       case "payload":
-        sendJson(res, 200, outcome.json ?? JSON.stringify(outcome.payload));
+        if (outcome.index !== undefined) sendJson(res, 200, JSON.stringify(outcome.index));
+        else sendJson(res, 200, outcome.json ?? JSON.stringify(outcome.payload));
         return;
       case "fallback":
-        sendJson(res, 200, JSON.stringify(outcome.payload));
+        sendJson(res, 200, JSON.stringify(outcome.index ?? outcome.payload));
         return;
       case "refused":
         throw refusalProblem(outcome);

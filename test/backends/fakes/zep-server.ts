@@ -1,6 +1,7 @@
 /**
  * A fake Zep Cloud v3 upstream: a real HTTP server on 127.0.0.1 (an ephemeral port) speaking the wire format of
- * docs/wire/zep-cloud.md: `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`, `GET /threads/{id}`. Implements the backend
+ * docs/wire/zep-cloud.md: `POST /graph/search`, `GET /users/{id}`, `GET /projects/info`, `GET /threads/{id}`, and the
+ * user's lists the disclosure layers read: `GET /graph/episodes/user/{id}?lastn=`, `POST /graph/edge/user/{id}`. Implements the backend
  * contract's `ContractUpstream` and records every request it answers (method, path, headers, parsed body).
  * A server rather than nock: the Zep calls go through `undici.request`, which nock cannot intercept.
  *
@@ -290,6 +291,11 @@ export class ZepFakeServer implements ContractUpstream {
     if (req.method === "POST" && bare === "/graph/search") return this.search(req.body);
     if (req.method === "GET" && /^\/threads\/[^/]+$/.test(bare))
       return this.thread(decodeURIComponent(bare.slice("/threads/".length)), req.path);
+    const episodesOf = /^\/graph\/episodes\/user\/([^/]+)$/.exec(bare);
+    if (req.method === "GET" && episodesOf !== null)
+      return this.userList("episodes", episodesOf[1] ?? "", req);
+    const edgesOf = /^\/graph\/edge\/user\/([^/]+)$/.exec(bare);
+    if (req.method === "POST" && edgesOf !== null) return this.userList("edges", edgesOf[1] ?? "", req);
     if (req.method === "GET" && /^\/users\/[^/]+$/.test(bare))
       return this.user(decodeURIComponent(bare.slice("/users/".length)));
     if (req.method === "GET" && bare === "/projects/info")
@@ -377,6 +383,32 @@ export class ZepFakeServer implements ContractUpstream {
       processed: true,
     }));
     return json(200, { messages, row_count: messages.length, total_count: all.length });
+  }
+
+  /**
+   * `GET /graph/episodes/user/{id}?lastn=` → `{episodes}` (the latest `lastn`, oldest first) and
+   * `POST /graph/edge/user/{id}` `{limit}` → a list of edges: the user's seeded messages / facts; unknown user 404.
+   */
+  private userList(scope: "episodes" | "edges", encoded: string, req: RecordedZepRequest): Reply {
+    const memories = this.users.get(decodeURIComponent(encoded));
+    if (memories === undefined) return json(404, { message: "user not found" });
+    const type = scope === "episodes" ? "message" : "fact";
+    const own = memories
+      .filter((m) => m.type === type)
+      .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : 1));
+    if (scope === "episodes") {
+      const lastn = Number(new URLSearchParams(req.path.split("?")[1] ?? "").get("lastn") ?? "10");
+      return json(200, { episodes: own.slice(-lastn).map((m) => toWire("episodes", m)) });
+    }
+    const body = (typeof req.body === "object" && req.body !== null ? req.body : {}) as Record<
+      string,
+      unknown
+    >;
+    const limit = typeof body.limit === "number" ? body.limit : 100;
+    return json(
+      200,
+      own.slice(0, limit).map((m) => toWire("edges", m)),
+    );
   }
 
   private search(body: unknown): Reply {
