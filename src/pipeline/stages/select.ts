@@ -85,18 +85,30 @@ export function selectStage(
   const maxSim = new Float64Array(slots.size);
   const repliesOf = new Map<string, WorkItem>();
   for (const item of ranked) if (item.replyTo !== undefined) repliesOf.set(item.replyTo, item);
+  let marks: Uint8Array | undefined;
   const take = (p: number) => {
     const idx = pool.indexOf(p);
     if (idx >= 0) pool.splice(idx, 1);
     inPool[p] = 0;
     chosen.push(ranked[p] as WorkItem);
     if (opts.lambda < 1) {
+      // Jaccard against every memory left: the chosen one's words marked in a table over the word ids, each
+      // other set's intersection counted by lookups (the same integers as a merge, so the same index).
       const own = wordsAt(p);
+      if (marks === undefined) {
+        for (const q of pool) wordsAt(q);
+        marks = new Uint8Array(index.wordCount());
+      }
+      for (let k = 0; k < own.length; k++) marks[own[k] ?? 0] = 1;
       for (const q of pool) {
-        const sim = jaccardOfIds(own, wordsAt(q));
+        const other = wordsAt(q);
+        let inter = 0;
+        for (let k = 0; k < other.length; k++) inter += marks[other[k] ?? 0] ?? 0;
+        const sim = own.length === 0 || other.length === 0 ? 0 : inter / (own.length + other.length - inter);
         const slot = slotOf[q] ?? 0;
         if (sim > (maxSim[slot] ?? 0)) maxSim[slot] = sim;
       }
+      for (let k = 0; k < own.length; k++) marks[own[k] ?? 0] = 0;
     }
   };
   /** The position of an item of `ranked` still in the pool, or −1. */

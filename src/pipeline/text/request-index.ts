@@ -1,6 +1,7 @@
 import type { AnswerType } from "../query/analyze";
 import { answerFit } from "../query/analyze";
 import type { Tokenizer } from "../types";
+import { detached } from "./detach";
 import {
   bm25Scores,
   type MemoryTerms,
@@ -30,20 +31,31 @@ import { type SentenceSpan, sentenceSpans } from "./sentences";
  * - Word sets (select's MMR, the certificate's redundancy): words of three letters or digits or more,
  *   lower-cased, as sorted arrays of per-request word ids, so a Jaccard index is a merge of two int arrays.
  *
- * Not shared across requests: nothing here outlives the pipeline run that built it.
+ * Nothing here outlives the pipeline run that built it but the table of word ids (a bounded cache of strings).
  */
 export class RequestIndex {
   private readonly entries = new Map<string, IndexedText>();
   private prepared: RelevanceQuery | undefined;
   private scanner: TermScanner | undefined;
-  private readonly words = new Map<string, number>();
-  private readonly wordList: string[] = [];
-  private readonly byHash = new Map<number, number>();
+  private readonly words: Map<string, number>;
+  private readonly wordList: string[];
+  private readonly byHash: Map<number, number>;
   private readonly counts = new Map<string, number>();
   private base: Tokenizer | undefined;
   private counting: Tokenizer | undefined;
 
-  constructor(private readonly query: string) {}
+  constructor(private readonly query: string) {
+    // The word table is shared by every request (words recur) and starts afresh when full, only here, between
+    // requests: ids are compared within one request only, so what they are never shows in a result.
+    if (WORD_TABLE.list.length >= MAX_WORDS) {
+      WORD_TABLE.ids.clear();
+      WORD_TABLE.byHash.clear();
+      WORD_TABLE.list.length = 0;
+    }
+    this.words = WORD_TABLE.ids;
+    this.wordList = WORD_TABLE.list;
+    this.byHash = WORD_TABLE.byHash;
+  }
 
   /** `relevanceQuery(query)`, computed once. */
   relevance(): RelevanceQuery {
@@ -150,6 +162,11 @@ export class RequestIndex {
     return this.counting;
   }
 
+  /** How many distinct words the word sets built so far hold (every word id is below it). */
+  wordCount(): number {
+    return this.wordList.length;
+  }
+
   /** The word set of `text` (words of 3+ letters or digits, lower-cased) as sorted, distinct word ids. */
   wordIds(text: string): Int32Array {
     const e = this.entry(text);
@@ -159,37 +176,43 @@ export class RequestIndex {
 
   private wordsOf(text: string): Int32Array {
     const ids: number[] = [];
-    if (isAscii(text)) {
-      // Plain ASCII: `[\p{L}\p{N}]` is [A-Za-z0-9] and lower-casing keeps every length, so the words are the
-      // maximal runs of three or more of them. A run is looked up by a hash of its lower-cased code units and
-      // then compared code unit by code unit with the word that hash stands for (nothing allocated); a word
-      // met for the first time, or whose hash another word took, goes through the string table.
-      const n = text.length;
-      let i = 0;
-      while (i < n) {
-        if (ASCII_ALNUM[text.charCodeAt(i)] !== 1) {
-          i++;
-          continue;
-        }
-        let h = 0x811c9dc5;
-        let j = i;
-        for (; j < n; j++) {
-          const c = text.charCodeAt(j);
-          if (ASCII_ALNUM[c] !== 1) break;
-          h = Math.imul(h ^ (c >= 65 && c <= 90 ? c | 32 : c), 0x01000193);
-        }
-        if (j - i >= 3) {
-          const known = this.byHash.get(h);
-          ids.push(
-            known !== undefined && sameWord(text, i, j, this.wordList[known] ?? "")
-              ? known
-              : this.intern(text.slice(i, j).toLowerCase(), h),
-          );
-        }
-        i = j;
+    // The words are the maximal runs of three or more letters or digits (code points) of the lower-cased
+    // text, as `/[\p{L}\p{N}]{3,}/gu` finds them. Plain ASCII text is read as it is (lower-casing it changes
+    // no length: A–Z are folded while reading). A run is looked up by a hash of its code units and then
+    // compared code unit by code unit with the word that hash stands for (nothing allocated); a word met for
+    // the first time, or whose hash another word took, goes through the string table.
+    const ascii = isAscii(text);
+    const src = ascii ? text : text.toLowerCase();
+    const n = src.length;
+    let i = 0;
+    while (i < n) {
+      let h = 0x811c9dc5;
+      let j = i;
+      let points = 0;
+      while (j < n) {
+        const c = src.charCodeAt(j);
+        const width = c < 128 ? (ASCII_ALNUM[c] ?? 0) : wordCharWidth(src, j, c);
+        if (width === 0) break;
+        h = Math.imul(h ^ (c >= 65 && c <= 90 ? c | 32 : c), 0x01000193);
+        if (width === 2) h = Math.imul(h ^ src.charCodeAt(j + 1), 0x01000193);
+        j += width;
+        points++;
       }
-    } else {
-      for (const m of text.toLowerCase().matchAll(WORDS)) ids.push(this.intern(m[0], undefined));
+      if (j === i) {
+        i++;
+        continue;
+      }
+      if (points >= 3) {
+        // 30 bits: a small integer in V8, so the table's keys are never boxed.
+        h &= 0x3fffffff;
+        const known = this.byHash.get(h);
+        ids.push(
+          known !== undefined && sameWord(src, i, j, this.wordList[known] ?? "")
+            ? known
+            : this.intern(detached(ascii ? src.slice(i, j).toLowerCase() : src.slice(i, j)), h),
+        );
+      }
+      i = j;
     }
     const sorted = Int32Array.from(ids).sort();
     let w = 0;
@@ -221,6 +244,15 @@ function sameWord(text: string, i: number, j: number, word: string): boolean {
   return true;
 }
 
+/** Word ids: the string table, the words by id, and a hash of each word's code units to its id. */
+const WORD_TABLE = {
+  ids: new Map<string, number>(),
+  list: [] as string[],
+  byHash: new Map<number, number>(),
+};
+/** Words kept in the table at most (a few MB), like the stemmer's cache (text/relevance.ts). */
+const MAX_WORDS = 50_000;
+
 interface IndexedText {
   spans?: readonly SentenceSpan[];
   terms?: MemoryTerms;
@@ -230,8 +262,27 @@ interface IndexedText {
   words?: Int32Array;
 }
 
-/** A memory's words of three characters or more, lower-cased (no stemming: near-duplicates share their words). */
-const WORDS = /[\p{L}\p{N}]{3,}/gu;
+/** `[\p{L}\p{N}]` per BMP code unit, filled on first sight: 0 not yet, 1 no, 2 yes. */
+const WORD_UNIT = new Uint8Array(0x10000);
+const WORD_CHAR = /^[\p{L}\p{N}]$/u;
+
+/**
+ * How many code units the code point at `j` (code unit `c` ≥ 128) takes when it is a letter or digit
+ * (`[\p{L}\p{N}]`), 0 when it is not one (a lone surrogate never is).
+ */
+function wordCharWidth(text: string, j: number, c: number): number {
+  if (c >= 0xd800 && c <= 0xdfff) {
+    const next = text.charCodeAt(j + 1);
+    if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return 0;
+    return WORD_CHAR.test(text.slice(j, j + 2)) ? 2 : 0;
+  }
+  let known = WORD_UNIT[c] ?? 0;
+  if (known === 0) {
+    known = WORD_CHAR.test(String.fromCharCode(c)) ? 2 : 1;
+    WORD_UNIT[c] = known;
+  }
+  return known === 2 ? 1 : 0;
+}
 
 const ASCII_ALNUM = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
