@@ -186,7 +186,7 @@ export class RequestIndex {
     const n = src.length;
     let i = 0;
     while (i < n) {
-      let h = 0x811c9dc5;
+      let h = 0x811c9dc5 | 0;
       let j = i;
       let points = 0;
       while (j < n) {
