@@ -14,6 +14,7 @@ import { screenStage } from "./stages/screen";
 import { dynamicK, selectStage, similarityOf } from "./stages/select";
 import { thresholdStage } from "./stages/threshold";
 import { certify, type Sufficiency } from "./sufficiency";
+import { RequestIndex } from "./text/request-index";
 import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
 
@@ -126,6 +127,9 @@ export function runPipeline(
 
   if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
   if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
+  // One text index for the request: sentences, query-term counts, token counts and word sets computed once and
+  // shared by rank, select, clip and the budget (text/request-index.ts).
+  const index = new RequestIndex(input.query);
   const ranking = policy.ranking.enabled;
   const detected =
     ranking || policy.clip.answerAware || policy.sufficiency.enabled
@@ -147,7 +151,7 @@ export function runPipeline(
         ? { counts: counts.counts, available: counts.available, weight: r.weight, saturation: r.saturation }
         : undefined;
     run("rank", () => {
-      const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement);
+      const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement, index);
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;
       return ranked;
@@ -156,29 +160,32 @@ export function runPipeline(
     const k = dk.enabled ? Math.min(dynamicK(analysis, dk.min, dk.max), dk.max) : policy.retrieval.topK;
     const { fill, maxMemories } = policy.budget;
     run(diversity < 1 ? "diversity" : "select", () => {
-      const selected = selectStage(items, rankContext?.relevance ?? new Map(), {
-        lambda: diversity,
-        k,
-        reserveUpTo: fill ? Math.max(k, maxMemories) : k,
-      });
+      const selected = selectStage(
+        items,
+        rankContext?.relevance ?? new Map(),
+        { lambda: diversity, k, reserveUpTo: fill ? Math.max(k, maxMemories) : k },
+        index,
+      );
       similarity = selected.similarity;
       return selected;
     });
   } else {
     run(`interleave:${policy.interleaving.strategy}`, () => interleaveStage(items, policy));
   }
+  // The policy's tokenizer, remembering what it counted: a text clip counted is not counted again by the budget.
+  const counting = { ...ctx, tokenizer: index.tokenizer(ctx.tokenizer) };
   const { mode } = policy.clip;
   if (mode !== "off") {
     run(
       mode === "leading" ? "clip" : `clip:${mode}`,
-      () => clipStage(items, policy, ctx, input.query, analysis?.answerType),
+      () => clipStage(items, policy, counting, input.query, analysis?.answerType, index),
       true,
     );
   }
   let totalTokens = 0;
   const citations = policy.format.citations === "on" && input.citations !== false;
   run("token_budget", () => {
-    const result = budgetStage(items, policy, ctx, { citations });
+    const result = budgetStage(items, policy, counting, { citations });
     totalTokens = result.usedTokens;
     return result;
   });
@@ -186,7 +193,7 @@ export function runPipeline(
   let sufficiency: Sufficiency | undefined;
   if (policy.sufficiency.enabled && analysis !== undefined) {
     // Without ranking there was no selection to measure similarity: the kept memories' own.
-    const similar = rankContext === undefined ? similarityOf(items) : similarity;
+    const similar = rankContext === undefined ? similarityOf(items, index) : similarity;
     sufficiency = certify(items, analysis, policy.sufficiency.threshold, similar, rankContext?.idf);
   }
 

@@ -1,6 +1,7 @@
 import type { Policy } from "../../policy/schema";
-import { type AnswerType, answerFit } from "../query/analyze";
-import { relevanceQuery, type SentenceScore, scoreSentences } from "../text/relevance";
+import type { AnswerType } from "../query/analyze";
+import type { SentenceScore } from "../text/relevance";
+import { RequestIndex } from "../text/request-index";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
 import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
@@ -169,9 +170,11 @@ export function clipStage(
   ctx?: StageContext,
   query = "",
   answerType?: AnswerType,
+  /** The request's shared text index (runPipeline's, built for this `query`); a stage run alone builds its own. */
+  index: RequestIndex = new RequestIndex(query),
 ): StageResult {
   const max = limitOf(policy.retrieval.clipSentences);
-  const prepared = policy.clip.mode === "relevant" ? relevanceQuery(query) : undefined;
+  const prepared = policy.clip.mode === "relevant" ? index.relevance() : undefined;
   const relevant = prepared?.terms ?? [];
   const { answerAware, maxTokensPerMemory, speakerLabel } = policy.clip;
   const allowance = ctx === undefined ? undefined : maxTokensPerMemory;
@@ -186,38 +189,41 @@ export function clipStage(
   }
 
   // Every sentence of every memory is a document for the query's IDF, clipped or not.
-  const spans = items.map((item) => sentenceSpans(item.content));
-  const scores = scoreSentences(
-    items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
+  const spans = items.map((item) => index.spans(item.content));
+  const scores = index.scores(
+    items.map((item) => item.content),
     relevant,
-    prepared?.language,
+    prepared?.language ?? "en",
   );
   const changes: TraceChange[] = [];
-  const count = (text: string) => ctx?.tokenizer.count(text) ?? 0;
+  const tokenizer = ctx?.tokenizer;
+  const count = (text: string) => tokenizer?.count(text) ?? 0;
   const out = items.map((item, i): WorkItem => {
     const own = spans[i] ?? [];
     const last = own[own.length - 1];
-    // Each sentence counted once; a memory's count is estimated as their sum (BPE across a joint differs by a
-    // token or so), and the clipped text is counted exactly once at the end.
-    const sentenceTokens =
-      allowance !== undefined && own.length > 1
-        ? own.map((span) => count(item.content.slice(span.start, span.end)))
-        : undefined;
+    // Each sentence counted once, when first needed; a memory's count is estimated as their sum (BPE across a
+    // joint differs by a token or so), and the clipped text is counted exactly once at the end.
+    const counted = tokenizer !== undefined && allowance !== undefined && own.length > 1;
     const estimate = (chosen: readonly number[]) => {
       let sum = 0;
-      for (const j of chosen) sum += (sentenceTokens?.[j] ?? 0) + 1;
+      for (const j of chosen) sum += (counted ? index.sentenceTokens(item.content, j, tokenizer) : 0) + 1;
       return sum;
     };
-    const overAllowance =
-      allowance !== undefined &&
-      sentenceTokens !== undefined &&
-      estimate(sentenceTokens.map((_, j) => j)) > allowance;
+    // Whether all its sentences are over the allowance: the sum only grows, so counting stops once it is over
+    // (and a memory with more sentences than `clipSentences` is clipped anyway).
+    let overAllowance = false;
+    if (allowance !== undefined && counted && own.length <= max) {
+      let sum = 0;
+      for (let j = 0; j < own.length && sum <= allowance; j++)
+        sum += index.sentenceTokens(item.content, j, tokenizer) + 1;
+      overAllowance = sum > allowance;
+    }
     if ((own.length <= max && !overAllowance) || last === undefined)
       return { ...item, originalLength: item.content.length };
     const ownScores = scores[i] ?? [];
     const boost =
       answerAware && answerType !== undefined
-        ? own.map((span) => ANSWER_BOOST * answerFit(answerType, item.content.slice(span.start, span.end)))
+        ? own.map((_, j) => ANSWER_BOOST * index.answerFit(item.content, j, answerType))
         : undefined;
     let kept = selectSentences(ownScores, Math.min(max, own.length), boost);
     for (const k of kept) {

@@ -1,9 +1,7 @@
 import { compareIds } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
-import { answerFit } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
-import { scoreSentences } from "../text/relevance";
-import { sentenceSpans } from "../text/sentences";
+import { RequestIndex } from "../text/request-index";
 import { parseTimestamp } from "../text/time";
 import type { MemoryType, StageResult, WorkItem } from "../types";
 
@@ -146,15 +144,17 @@ export function rankStage(
   analysis: QueryAnalysis,
   weightsByIntent: Record<Intent, Weights>,
   reinforcement?: Reinforcement,
+  /** The request's shared text index (runPipeline's); a stage run alone builds its own. */
+  index: RequestIndex = new RequestIndex(""),
 ): StageResult & { ranking: RankedSignals[]; context: RankContext } {
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
-  const spans = items.map((item) => sentenceSpans(item.content));
+  const spans = items.map((item) => index.spans(item.content));
   const sentenceScores =
     terms.length === 0
       ? items.map((_, i) => (spans[i] ?? []).map(() => ({ score: 0, matched: [] as readonly number[] })))
-      : scoreSentences(
-          items.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
+      : index.scores(
+          items.map((item) => item.content),
           terms,
           analysis.language,
         );
@@ -220,9 +220,7 @@ export function rankStage(
       for (let j = 1; j < own.length; j++) if ((own[j]?.score ?? 0) > (own[bestIdx]?.score ?? 0)) bestIdx = j;
       let fit = 0;
       for (const j of [bestIdx, bestIdx + 1]) {
-        const span = sp[j];
-        if (span !== undefined)
-          fit = Math.max(fit, answerFit(analysis.answerType, item.content.slice(span.start, span.end)));
+        if (sp[j] !== undefined) fit = Math.max(fit, index.answerFit(item.content, j, analysis.answerType));
       }
       s.answer = fit;
     }

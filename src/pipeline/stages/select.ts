@@ -1,4 +1,5 @@
 import type { QueryAnalysis } from "../query/analyze";
+import { jaccardOfIds, RequestIndex } from "../text/request-index";
 import type { StageResult, TraceChange, WorkItem } from "../types";
 
 /**
@@ -26,40 +27,21 @@ export function dynamicK(analysis: QueryAnalysis, minK: number, maxK: number): n
   return Math.max(1, Math.round(minK + (maxK - minK) * analysis.complexity));
 }
 
-/** A memory's words of three characters or more, lower-cased (no stemming: near-duplicates share their words). */
-const WORDS = /[\p{L}\p{N}]{3,}/gu;
-function wordSet(text: string): Set<string> {
-  const set = new Set<string>();
-  for (const m of text.toLowerCase().matchAll(WORDS)) set.add(m[0]);
-  return set;
-}
-
-function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  if (a.size === 0 || b.size === 0) return 0;
-  let inter = 0;
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-  for (const t of small) if (large.has(t)) inter++;
-  return inter / (a.size + b.size - inter);
-}
-
-/** The word-set Jaccard similarity of two memories by id, each set built once (MMR, the certificate's redundancy). */
-export function similarityOf(items: readonly WorkItem[]): (a: string, b: string) => number {
+/**
+ * The word-set Jaccard similarity of two memories by id (words of three letters or digits or more, lower-cased;
+ * each set built once, as word ids in the request's text index): MMR and the certificate's redundancy.
+ */
+export function similarityOf(
+  items: readonly WorkItem[],
+  index: RequestIndex = new RequestIndex(""),
+): (a: string, b: string) => number {
   const byId = new Map(items.map((item) => [item.id, item]));
-  const sets = new Map<string, Set<string>>();
-  const setOf = (id: string): Set<string> | undefined => {
-    let set = sets.get(id);
-    if (set === undefined) {
-      const item = byId.get(id);
-      if (item === undefined) return undefined;
-      set = wordSet(item.content);
-      sets.set(id, set);
-    }
-    return set;
-  };
   return (a, b) => {
-    const x = setOf(a);
-    const y = setOf(b);
-    return x === undefined || y === undefined ? 0 : jaccard(x, y);
+    const x = byId.get(a);
+    const y = byId.get(b);
+    return x === undefined || y === undefined
+      ? 0
+      : jaccardOfIds(index.wordIds(x.content), index.wordIds(y.content));
   };
 }
 
@@ -67,51 +49,101 @@ export function selectStage(
   ranked: WorkItem[],
   relevance: ReadonlyMap<string, number>,
   opts: SelectOptions,
+  /** The request's shared text index (runPipeline's); a stage run alone builds its own. */
+  index: RequestIndex = new RequestIndex(""),
 ): StageResult & { similarity: (a: string, b: string) => number } {
-  // One word set per memory, built when first compared (the similarity returned is the same function).
-  const similarity = similarityOf(ranked);
-  const top = Math.max(1e-9, ...ranked.map((item) => relevance.get(item.id) ?? 0));
-  const pool = [...ranked];
-  const chosen: WorkItem[] = [];
-  const maxSim = new Map<string, number>();
+  // One word set per memory (by id, as `similarity` compares them), built when first compared. The loop works on
+  // positions in `ranked`: relevance, word sets and the highest similarity so far (by id) in arrays.
+  const similarity = similarityOf(ranked, index);
+  const n = ranked.length;
   const byId = new Map(ranked.map((item) => [item.id, item]));
+  const positionOf = new Map(ranked.map((item, p) => [item, p]));
+  const slots = new Map<string, number>();
+  const slotOf = ranked.map((item) => {
+    let slot = slots.get(item.id);
+    if (slot === undefined) {
+      slot = slots.size;
+      slots.set(item.id, slot);
+    }
+    return slot;
+  });
+  const rel = ranked.map((item) => relevance.get(item.id) ?? 0);
+  const top = Math.max(1e-9, ...rel);
+  const words: Array<Int32Array | undefined> = new Array(n);
+  const wordsAt = (p: number): Int32Array => {
+    let w = words[p];
+    if (w === undefined) {
+      const item = ranked[p] as WorkItem;
+      w = index.wordIds((byId.get(item.id) ?? item).content);
+      words[p] = w;
+    }
+    return w;
+  };
+  const pool: number[] = ranked.map((_, p) => p);
+  const inPool = new Uint8Array(n).fill(1);
+  const chosen: WorkItem[] = [];
+  const maxSim = new Float64Array(slots.size);
   const repliesOf = new Map<string, WorkItem>();
   for (const item of ranked) if (item.replyTo !== undefined) repliesOf.set(item.replyTo, item);
-  const take = (item: WorkItem) => {
-    const idx = pool.indexOf(item);
+  let marks: Uint8Array | undefined;
+  const take = (p: number) => {
+    const idx = pool.indexOf(p);
     if (idx >= 0) pool.splice(idx, 1);
-    chosen.push(item);
+    inPool[p] = 0;
+    chosen.push(ranked[p] as WorkItem);
     if (opts.lambda < 1) {
-      for (const other of pool) {
-        const sim = similarity(item.id, other.id);
-        if (sim > (maxSim.get(other.id) ?? 0)) maxSim.set(other.id, sim);
+      // Jaccard against every memory left: the chosen one's words marked in a table over the word ids, each
+      // other set's intersection counted by lookups (the same integers as a merge, so the same index).
+      const own = wordsAt(p);
+      if (marks === undefined) {
+        for (const q of pool) wordsAt(q);
+        marks = new Uint8Array(index.wordCount());
       }
+      for (let k = 0; k < own.length; k++) marks[own[k] ?? 0] = 1;
+      for (const q of pool) {
+        const other = wordsAt(q);
+        let inter = 0;
+        for (let k = 0; k < other.length; k++) inter += marks[other[k] ?? 0] ?? 0;
+        const sim = own.length === 0 || other.length === 0 ? 0 : inter / (own.length + other.length - inter);
+        const slot = slotOf[q] ?? 0;
+        if (sim > (maxSim[slot] ?? 0)) maxSim[slot] = sim;
+      }
+      for (let k = 0; k < own.length; k++) marks[own[k] ?? 0] = 0;
     }
   };
-  const limit = Math.min(opts.reserveUpTo, ranked.length);
+  /** The position of an item of `ranked` still in the pool, or −1. */
+  const pooled = (item: WorkItem | undefined): number => {
+    const p = item === undefined ? undefined : positionOf.get(item);
+    return p !== undefined && inPool[p] === 1 ? p : -1;
+  };
+  const limit = Math.min(opts.reserveUpTo, n);
   while (chosen.length < limit && pool.length > 0) {
-    let best: WorkItem | undefined;
+    let best = -1;
     let bestScore = Number.NEGATIVE_INFINITY;
-    for (const item of pool) {
-      const rel = (relevance.get(item.id) ?? 0) / top;
+    for (const q of pool) {
+      const r = (rel[q] ?? 0) / top;
       const score =
-        Math.round((opts.lambda * rel - (1 - opts.lambda) * (maxSim.get(item.id) ?? 0)) * 1e6) / 1e6;
-      if (score > bestScore || (score === bestScore && best !== undefined && item.id < best.id)) {
-        best = item;
+        Math.round((opts.lambda * r - (1 - opts.lambda) * (maxSim[slotOf[q] ?? 0] ?? 0)) * 1e6) / 1e6;
+      if (
+        score > bestScore ||
+        (score === bestScore && best >= 0 && (ranked[q] as WorkItem).id < (ranked[best] as WorkItem).id)
+      ) {
+        best = q;
         bestScore = score;
       }
     }
-    if (best === undefined) break;
+    if (best < 0) break;
+    const item = ranked[best] as WorkItem;
     // A reply chosen first pulls its question in before it: the question gives the reply its meaning.
-    const question = best.replyTo === undefined ? undefined : byId.get(best.replyTo);
-    if (question !== undefined && pool.includes(question) && chosen.length + 1 < limit) take(question);
+    const question = pooled(item.replyTo === undefined ? undefined : byId.get(item.replyTo));
+    if (question >= 0 && chosen.length + 1 < limit) take(question);
     take(best);
-    const reply = repliesOf.get(best.id);
-    if (reply !== undefined && pool.includes(reply) && chosen.length < limit) take(reply);
+    const reply = pooled(repliesOf.get(item.id));
+    if (reply >= 0 && chosen.length < limit) take(reply);
   }
   const changes: TraceChange[] = [];
   const out: WorkItem[] = chosen.map((item, i) => (i < opts.k ? item : { ...item, reserve: true }));
-  for (const item of pool) changes.push({ id: item.id, reason: "beyond_topK" });
+  for (const p of pool) changes.push({ id: (ranked[p] as WorkItem).id, reason: "beyond_topK" });
   return {
     items: out,
     similarity,

@@ -353,15 +353,25 @@ export interface SentenceScore {
 const NO_MATCH: SentenceScore = Object.freeze({ score: 0, matched: Object.freeze([]) });
 
 /**
- * BM25 scores of every sentence of every memory against `queryTerms` (terms as `relevanceQuery` makes them:
- * stemmed for `language` and cut, see the top of this file), with the IDF and average length taken over all
- * the sentences given. Result: `scores[memory][sentence]`.
+ * What one memory's sentences hold of a list of wanted terms: per sentence its length in terms and, for the
+ * few that hold a wanted term, `[term index, frequency]` pairs in the order first seen (null: none). The raw
+ * counts BM25 is computed from (`bm25Scores`), kept apart so that one scan can serve several scorings (the
+ * rank and clip stages score different candidate sets with different IDF, see text/request-index.ts).
  */
-export function scoreSentences(
-  memories: readonly SentenceDocs[],
-  queryTerms: readonly string[],
-  language: StopLanguage = "en",
-): SentenceScore[][] {
+export interface MemoryTerms {
+  lengths: readonly number[];
+  found: ReadonlyArray<readonly number[] | null>;
+}
+
+/** `scanMemoryTerms` made ready for one list of wanted terms (stemmed for `language` and cut). */
+export type TermScanner = (memory: SentenceDocs) => MemoryTerms;
+
+/**
+ * A scanner for `queryTerms` (as `relevanceQuery` makes them). A word that cannot stem to a wanted term is only
+ * counted (see `scanTerms`), so lengths never depend on the list and the hits for a sub-list are the hits for
+ * the whole list restricted to it.
+ */
+export function termScanner(queryTerms: readonly string[], language: StopLanguage = "en"): TermScanner {
   const stemOf = STEMMERS[language];
   const index = new Map<string, number>();
   const firsts = new Uint8Array(PREFIX_KEYS);
@@ -379,14 +389,6 @@ export function scoreSentences(
     if (term.length === 1)
       for (let c = 97; c <= 122; c++) firsts[prefixKey(`${term}${String.fromCharCode(c)}`, 0, 2)] = 1;
   }
-  const q = queryTerms.length;
-  const df = new Float64Array(q);
-  let docs = 0;
-  let totalLength = 0;
-  // Per sentence: its length in terms and, for the few that hold a query term, how often each one occurs
-  // (sparse: [term index, frequency] pairs, in the order first seen).
-  const lengths: number[][] = [];
-  const found: Array<Array<number[] | null>> = [];
   let pairs: number[] | null = null;
   const hit = (term: string): void => {
     const k = index.get(term);
@@ -400,40 +402,81 @@ export function scoreSentences(
     }
     pairs.push(k, 1);
   };
-  for (const memory of memories) {
-    const ownLengths: number[] = [];
-    const ownFound: Array<number[] | null> = [];
+  return (memory) => {
+    const lengths: number[] = [];
+    const found: Array<number[] | null> = [];
     for (const sentence of memory.sentences) {
       pairs = null;
-      const length = scanTerms(memory.text, sentence.start, sentence.end, hit, stemOf, firsts);
-      const seen = pairs as number[] | null;
-      ownLengths.push(length);
-      ownFound.push(seen);
-      docs++;
-      totalLength += length;
-      if (seen !== null)
-        for (let p = 0; p < seen.length; p += 2) df[seen[p] ?? 0] = (df[seen[p] ?? 0] ?? 0) + 1;
+      lengths.push(scanTerms(memory.text, sentence.start, sentence.end, hit, stemOf, firsts));
+      found.push(pairs as number[] | null);
     }
-    lengths.push(ownLengths);
-    found.push(ownFound);
+    return { lengths, found };
+  };
+}
+
+/**
+ * BM25 scores of every sentence of `memories` (as a scanner read them) with the IDF and average length taken
+ * over all the sentences given. `q` query terms; with `map`, the scanned term index `k` is query term `map[k]`
+ * (−1: not one of them), for a query that is a sub-list of the scanned one. Result: `scores[memory][sentence]`.
+ */
+export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: Int32Array): SentenceScore[][] {
+  const df = new Float64Array(q);
+  let docs = 0;
+  let totalLength = 0;
+  for (const memory of memories) {
+    const { lengths, found } = memory;
+    for (let i = 0; i < lengths.length; i++) {
+      docs++;
+      totalLength += lengths[i] ?? 0;
+      const seen = found[i];
+      if (seen === null || seen === undefined) continue;
+      for (let p = 0; p < seen.length; p += 2) {
+        const k = map === undefined ? (seen[p] ?? 0) : (map[seen[p] ?? 0] ?? -1);
+        if (k >= 0) df[k] = (df[k] ?? 0) + 1;
+      }
+    }
   }
   const avgLength = docs > 0 ? totalLength / docs : 0;
   const idf = Array.from(df, (n) => Math.log(1 + (docs - n + 0.5) / (n + 0.5)));
-  return found.map((ownFound, m) =>
-    ownFound.map((seen, i): SentenceScore => {
+  return memories.map(({ lengths, found }) =>
+    found.map((seen, i): SentenceScore => {
       if (seen === null) return NO_MATCH;
-      const norm = K1 * (1 - B + (B * (lengths[m]?.[i] ?? 0)) / (avgLength || 1));
-      const matched: number[] = [];
-      for (let p = 0; p < seen.length; p += 2) matched.push(seen[p] ?? 0);
-      matched.sort((a, b) => a - b);
+      // Matched query terms, ascending, with their frequencies.
+      let matched: number[] | undefined;
+      let freq: number[] | undefined;
+      for (let p = 0; p < seen.length; p += 2) {
+        const k = map === undefined ? (seen[p] ?? 0) : (map[seen[p] ?? 0] ?? -1);
+        if (k < 0) continue;
+        matched ??= [];
+        freq ??= [];
+        let at = matched.length;
+        while (at > 0 && (matched[at - 1] ?? 0) > k) at--;
+        matched.splice(at, 0, k);
+        freq.splice(at, 0, seen[p + 1] ?? 0);
+      }
+      if (matched === undefined || freq === undefined) return NO_MATCH;
+      const norm = K1 * (1 - B + (B * (lengths[i] ?? 0)) / (avgLength || 1));
       // Summed in query-term order, so the rounding never depends on the order words were met.
       let score = 0;
-      for (const k of matched) {
-        let f = 0;
-        for (let p = 0; p < seen.length; p += 2) if (seen[p] === k) f = seen[p + 1] ?? 0;
-        score += ((idf[k] ?? 0) * (f * (K1 + 1))) / (f + norm);
+      for (let m = 0; m < matched.length; m++) {
+        const f = freq[m] ?? 0;
+        score += ((idf[matched[m] ?? 0] ?? 0) * (f * (K1 + 1))) / (f + norm);
       }
       return { score: Math.round(score * 1e6) / 1e6, matched };
     }),
   );
+}
+
+/**
+ * BM25 scores of every sentence of every memory against `queryTerms` (terms as `relevanceQuery` makes them:
+ * stemmed for `language` and cut, see the top of this file), with the IDF and average length taken over all
+ * the sentences given. Result: `scores[memory][sentence]`.
+ */
+export function scoreSentences(
+  memories: readonly SentenceDocs[],
+  queryTerms: readonly string[],
+  language: StopLanguage = "en",
+): SentenceScore[][] {
+  const scan = termScanner(queryTerms, language);
+  return bm25Scores(memories.map(scan), queryTerms.length);
 }

@@ -1,0 +1,329 @@
+import type { AnswerType } from "../query/analyze";
+import { answerFit } from "../query/analyze";
+import type { Tokenizer } from "../types";
+import { detached } from "./detach";
+import {
+  bm25Scores,
+  type MemoryTerms,
+  type RelevanceQuery,
+  relevanceQuery,
+  type SentenceScore,
+  scoreSentences,
+  type TermScanner,
+  termScanner,
+} from "./relevance";
+import { type SentenceSpan, sentenceSpans } from "./sentences";
+
+/**
+ * One request's text index, shared by the stages that read the same memories (rank, select, clip; the
+ * sufficiency certificate through the similarity it is given): each content's sentence spans, its sentences'
+ * query-term counts, answer fits and token counts, and its word set for MMR, each computed once per request
+ * and only when a stage first asks. Everything here is a pure function of a content string (and of the query),
+ * so entries are keyed by content: a rewritten content (redaction, clipping) is simply another entry, and the
+ * results are exactly what each stage computed on its own before (test/pipeline/equivalence.test.ts).
+ *
+ * - Query terms are scanned once against the query's own term list (`relevanceQuery`, what clip scores); the
+ *   rank stage's terms are a sub-list of it (the query analysis drops the words of a time phrase), so its BM25
+ *   is computed from the same counts through an index map (`bm25Scores`). IDF stays per scoring: rank scores
+ *   every candidate, clip the selected ones.
+ * - Token counts: per sentence on demand, and whole texts remembered (`tokenizer`), so a text clip counted is
+ *   not counted again by the budget.
+ * - Word sets (select's MMR, the certificate's redundancy): words of three letters or digits or more,
+ *   lower-cased, as sorted arrays of per-request word ids, so a Jaccard index is a merge of two int arrays.
+ *
+ * Nothing here outlives the pipeline run that built it but the table of word ids (a bounded cache of strings).
+ */
+export class RequestIndex {
+  private readonly entries = new Map<string, IndexedText>();
+  private prepared: RelevanceQuery | undefined;
+  private scanner: TermScanner | undefined;
+  private readonly words: Map<string, number>;
+  private readonly wordList: string[];
+  private readonly byHash: Map<number, number>;
+  private readonly counts = new Map<string, number>();
+  private base: Tokenizer | undefined;
+  private counting: Tokenizer | undefined;
+
+  constructor(private readonly query: string) {
+    // The word table is shared by every request (words recur) and starts afresh when full, only here, between
+    // requests: ids are compared within one request only, so what they are never shows in a result.
+    if (WORD_TABLE.list.length >= MAX_WORDS) {
+      WORD_TABLE.ids.clear();
+      WORD_TABLE.byHash.clear();
+      WORD_TABLE.list.length = 0;
+    }
+    this.words = WORD_TABLE.ids;
+    this.wordList = WORD_TABLE.list;
+    this.byHash = WORD_TABLE.byHash;
+  }
+
+  /** `relevanceQuery(query)`, computed once. */
+  relevance(): RelevanceQuery {
+    this.prepared ??= relevanceQuery(this.query);
+    return this.prepared;
+  }
+
+  private entry(text: string): IndexedText {
+    let e = this.entries.get(text);
+    if (e === undefined) {
+      e = {};
+      this.entries.set(text, e);
+    }
+    return e;
+  }
+
+  /** The sentence spans of `text` (`sentenceSpans`). */
+  spans(text: string): readonly SentenceSpan[] {
+    const e = this.entry(text);
+    e.spans ??= sentenceSpans(text);
+    return e.spans;
+  }
+
+  /**
+   * `scoreSentences` of `texts`, each split into its sentences, against `terms` stemmed for `language`: from
+   * the counts scanned once per text when `terms` is a sub-list of the query's own terms in its language,
+   * else scanned afresh.
+   */
+  scores(
+    texts: readonly string[],
+    terms: readonly string[],
+    language: RelevanceQuery["language"],
+  ): SentenceScore[][] {
+    const own = this.relevance();
+    const map = own.language === language ? subListMap(own.terms, terms) : undefined;
+    if (map === undefined) {
+      return scoreSentences(
+        texts.map((text) => ({ text, sentences: this.spans(text) })),
+        terms,
+        language,
+      );
+    }
+    this.scanner ??= termScanner(own.terms, own.language);
+    const scan = this.scanner;
+    const memories = texts.map((text): MemoryTerms => {
+      const e = this.entry(text);
+      e.terms ??= scan({ text, sentences: this.spans(text) });
+      return e.terms;
+    });
+    return bm25Scores(memories, terms.length, map === true ? undefined : map);
+  }
+
+  /** `answerFit(type, sentence j of text)`, computed once per sentence and type. */
+  answerFit(text: string, j: number, type: AnswerType): number {
+    const e = this.entry(text);
+    e.fits ??= new Map();
+    let fits = e.fits.get(type);
+    if (fits === undefined) {
+      fits = new Float64Array(this.spans(text).length).fill(-1);
+      e.fits.set(type, fits);
+    }
+    let fit = fits[j] ?? 0;
+    if (fit < 0) {
+      const span = this.spans(text)[j] as SentenceSpan;
+      fit = answerFit(type, text.slice(span.start, span.end));
+      fits[j] = fit;
+    }
+    return fit;
+  }
+
+  /** `tokenizer.count` of sentence j of `text`, counted once. */
+  sentenceTokens(text: string, j: number, tokenizer: Tokenizer): number {
+    const e = this.entry(text);
+    if (e.tokens === undefined || e.tokenizer !== tokenizer.name) {
+      e.tokens = new Int32Array(this.spans(text).length).fill(-1);
+      e.tokenizer = tokenizer.name;
+    }
+    let n = e.tokens[j] ?? 0;
+    if (n < 0) {
+      const span = this.spans(text)[j] as SentenceSpan;
+      n = tokenizer.count(text.slice(span.start, span.end));
+      e.tokens[j] = n;
+    }
+    return n;
+  }
+
+  /** `tokenizer` that remembers the count of every text it counted for this request. */
+  tokenizer(tokenizer: Tokenizer): Tokenizer {
+    if (this.counting !== undefined && this.base === tokenizer) return this.counting;
+    this.counts.clear();
+    this.base = tokenizer;
+    const counts = this.counts;
+    this.counting = {
+      name: tokenizer.name,
+      count(text: string): number {
+        let n = counts.get(text);
+        if (n === undefined) {
+          n = tokenizer.count(text);
+          counts.set(text, n);
+        }
+        return n;
+      },
+    };
+    return this.counting;
+  }
+
+  /** How many distinct words the word sets built so far hold (every word id is below it). */
+  wordCount(): number {
+    return this.wordList.length;
+  }
+
+  /** The word set of `text` (words of 3+ letters or digits, lower-cased) as sorted, distinct word ids. */
+  wordIds(text: string): Int32Array {
+    const e = this.entry(text);
+    e.words ??= this.wordsOf(text);
+    return e.words;
+  }
+
+  private wordsOf(text: string): Int32Array {
+    const ids: number[] = [];
+    // The words are the maximal runs of three or more letters or digits (code points) of the lower-cased
+    // text, as `/[\p{L}\p{N}]{3,}/gu` finds them. Plain ASCII text is read as it is (lower-casing it changes
+    // no length: A–Z are folded while reading). A run is looked up by a hash of its code units and then
+    // compared code unit by code unit with the word that hash stands for (nothing allocated); a word met for
+    // the first time, or whose hash another word took, goes through the string table.
+    const ascii = isAscii(text);
+    const src = ascii ? text : text.toLowerCase();
+    const n = src.length;
+    let i = 0;
+    while (i < n) {
+      let h = 0x811c9dc5 | 0;
+      let j = i;
+      let points = 0;
+      while (j < n) {
+        const c = src.charCodeAt(j);
+        const width = c < 128 ? (ASCII_ALNUM[c] ?? 0) : wordCharWidth(src, j, c);
+        if (width === 0) break;
+        h = Math.imul(h ^ (c >= 65 && c <= 90 ? c | 32 : c), 0x01000193);
+        if (width === 2) h = Math.imul(h ^ src.charCodeAt(j + 1), 0x01000193);
+        j += width;
+        points++;
+      }
+      if (j === i) {
+        i++;
+        continue;
+      }
+      if (points >= 3) {
+        // 30 bits: a small integer in V8, so the table's keys are never boxed.
+        h &= 0x3fffffff;
+        const known = this.byHash.get(h);
+        ids.push(
+          known !== undefined && sameWord(src, i, j, this.wordList[known] ?? "")
+            ? known
+            : this.intern(detached(ascii ? src.slice(i, j).toLowerCase() : src.slice(i, j)), h),
+        );
+      }
+      i = j;
+    }
+    const sorted = Int32Array.from(ids).sort();
+    let w = 0;
+    for (let r = 0; r < sorted.length; r++)
+      if (r === 0 || sorted[r] !== sorted[r - 1]) sorted[w++] = sorted[r] ?? 0;
+    return sorted.slice(0, w);
+  }
+
+  /** The word's id (the string table decides; `hash`, when given, is remembered for it if still free). */
+  private intern(word: string, hash: number | undefined): number {
+    let id = this.words.get(word);
+    if (id === undefined) {
+      id = this.wordList.length;
+      this.words.set(word, id);
+      this.wordList.push(word);
+    }
+    if (hash !== undefined && !this.byHash.has(hash)) this.byHash.set(hash, id);
+    return id;
+  }
+}
+
+/** Whether `text[i, j)` lower-cased (ASCII) is `word`. */
+function sameWord(text: string, i: number, j: number, word: string): boolean {
+  if (word.length !== j - i) return false;
+  for (let k = 0; k < word.length; k++) {
+    const c = text.charCodeAt(i + k);
+    if ((c >= 65 && c <= 90 ? c | 32 : c) !== word.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
+/** Word ids: the string table, the words by id, and a hash of each word's code units to its id. */
+const WORD_TABLE = {
+  ids: new Map<string, number>(),
+  list: [] as string[],
+  byHash: new Map<number, number>(),
+};
+/** Words kept in the table at most (a few MB), like the stemmer's cache (text/relevance.ts). */
+const MAX_WORDS = 50_000;
+
+interface IndexedText {
+  spans?: readonly SentenceSpan[];
+  terms?: MemoryTerms;
+  fits?: Map<AnswerType, Float64Array>;
+  tokens?: Int32Array;
+  tokenizer?: string;
+  words?: Int32Array;
+}
+
+/** `[\p{L}\p{N}]` per BMP code unit, filled on first sight: 0 not yet, 1 no, 2 yes. */
+const WORD_UNIT = new Uint8Array(0x10000);
+const WORD_CHAR = /^[\p{L}\p{N}]$/u;
+
+/**
+ * How many code units the code point at `j` (code unit `c` ≥ 128) takes when it is a letter or digit
+ * (`[\p{L}\p{N}]`), 0 when it is not one (a lone surrogate never is).
+ */
+function wordCharWidth(text: string, j: number, c: number): number {
+  if (c >= 0xd800 && c <= 0xdfff) {
+    const next = text.charCodeAt(j + 1);
+    if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return 0;
+    return WORD_CHAR.test(text.slice(j, j + 2)) ? 2 : 0;
+  }
+  let known = WORD_UNIT[c] ?? 0;
+  if (known === 0) {
+    known = WORD_CHAR.test(String.fromCharCode(c)) ? 2 : 1;
+    WORD_UNIT[c] = known;
+  }
+  return known === 2 ? 1 : 0;
+}
+
+const ASCII_ALNUM = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  ASCII_ALNUM[c] = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ? 1 : 0;
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
+  return true;
+}
+
+/**
+ * How `sub`'s terms sit in `all`: true when they are the same list, an index map (`all`'s index → `sub`'s, −1
+ * for terms not in `sub`) when every term of `sub` is in `all`, else undefined.
+ */
+function subListMap(all: readonly string[], sub: readonly string[]): Int32Array | true | undefined {
+  if (all.length === sub.length && all.every((t, i) => t === sub[i])) return true;
+  const map = new Int32Array(all.length).fill(-1);
+  for (let k = 0; k < sub.length; k++) {
+    const at = all.indexOf(sub[k] ?? "");
+    if (at < 0 || map[at] !== -1) return undefined;
+    map[at] = k;
+  }
+  return map;
+}
+
+/** The Jaccard index of two sorted, distinct id arrays. */
+export function jaccardOfIds(a: Int32Array, b: Int32Array): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  let inter = 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as number;
+    const y = b[j] as number;
+    if (x === y) {
+      inter++;
+      i++;
+      j++;
+    } else if (x < y) i++;
+    else j++;
+  }
+  return inter / (a.length + b.length - inter);
+}
