@@ -108,7 +108,7 @@ export function runPipeline(
   if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   const ranking = policy.ranking.enabled;
   const analysis =
-    ranking || policy.clip.answerAware || policy.sufficiency.enabled
+    ranking || policy.clip.answerAware || policy.sufficiency.enabled || policy.budget.stop !== undefined
       ? analyzeQuery(input.query, input.turnTime)
       : undefined;
   run("score_threshold", () => thresholdStage(items, policy));
@@ -146,8 +146,14 @@ export function runPipeline(
     );
   }
   let totalTokens = 0;
+  // `budget.stop`: the certificate's completeness of what the budget has kept so far.
+  const covered =
+    policy.budget.stop !== undefined && analysis !== undefined
+      ? (kept: readonly WorkItem[]) =>
+          certify(kept, analysis, policy.sufficiency.threshold, () => 0, rankContext?.idf).completeness
+      : undefined;
   run("token_budget", () => {
-    const result = budgetStage(items, policy, ctx);
+    const result = budgetStage(items, policy, ctx, covered);
     totalTokens = result.usedTokens;
     return result;
   });

@@ -250,6 +250,18 @@ export const budgetSchema = z
     fill: z.boolean().default(false),
     /** With `fill`: at most this many memories in all. */
     maxMemories: int(1, 50).default(20),
+    /**
+     * Spend only what pays (seed 004, "tokens are a budget"): once `afterTokens` are spent, stop taking memories as
+     * soon as the kept ones cover the question — the sufficiency certificate's completeness (computed on what is
+     * kept so far) at or above `completeness`. Absent: the budget is filled as far as it goes (as before).
+     */
+    stop: z
+      .object({
+        afterTokens: int(0, 3000),
+        completeness: fraction(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

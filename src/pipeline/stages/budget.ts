@@ -35,6 +35,10 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
  * Reserve memories (`budget.fill`, after the topK ones) are only taken while fewer than `budget.maxMemories`
  * are kept (`beyond_maxMemories` otherwise).
  *
+ * `budget.stop` (with `covered`, the certificate's completeness of a list of kept memories): once
+ * `stop.afterTokens` are spent, the stage stops as soon as what it kept reaches `stop.completeness` — the rest
+ * are `not_needed`, and the trace says `stoppedBy: covered` with the completeness reached.
+ *
  * Differences from seed 000's `enforceTokenBudget`, on purpose: the budget counts the "..." it adds (the
  * seed's could exceed the limit by one token and counted `remaining * 4` characters, splitting surrogate
  * pairs and grapheme clusters); tokens come from the policy's tokenizer; and inputs are never mutated.
@@ -43,19 +47,34 @@ export function budgetStage(
   items: WorkItem[],
   policy: Policy,
   ctx: StageContext,
+  covered?: (kept: readonly WorkItem[]) => number,
 ): StageResult & { usedTokens: number } {
   const { maxTokens } = policy.retrieval;
-  const { packing, maxMemories } = policy.budget;
+  const { packing, maxMemories, stop } = policy.budget;
   const { tokenizer } = ctx;
   const kept: WorkItem[] = [];
   const changes: TraceChange[] = [];
   let used = 0;
   let stopped = false;
+  /** `budget.stop`: the completeness at which the kept memories were found to cover the question. */
+  let coveredAt: number | undefined;
+  let measuredAt = -1;
 
   for (const item of items) {
     if (stopped) {
-      changes.push({ id: item.id, reason: "dropped_by_budget" });
+      changes.push({ id: item.id, reason: coveredAt === undefined ? "dropped_by_budget" : "not_needed" });
       continue;
+    }
+    if (stop !== undefined && covered !== undefined && used >= stop.afterTokens && kept.length > measuredAt) {
+      // Measured again only when something was added since the last time.
+      measuredAt = kept.length;
+      const completeness = kept.length === 0 ? 0 : covered(kept);
+      if (completeness >= stop.completeness) {
+        coveredAt = completeness;
+        stopped = true;
+        changes.push({ id: item.id, reason: "not_needed" });
+        continue;
+      }
     }
     if (item.reserve === true && kept.length >= maxMemories) {
       changes.push({ id: item.id, reason: "beyond_maxMemories" });
@@ -91,7 +110,15 @@ export function budgetStage(
       in: items.length,
       out: kept.length,
       changes,
-      detail: { maxTokens, usedTokens: used, tokenizer: tokenizer.name, packing },
+      detail: {
+        maxTokens,
+        usedTokens: used,
+        tokenizer: tokenizer.name,
+        packing,
+        ...(coveredAt === undefined
+          ? {}
+          : { stoppedBy: "covered", completeness: coveredAt, afterTokens: stop?.afterTokens ?? 0 }),
+      },
     },
   };
 }
