@@ -70,6 +70,11 @@ export interface UnanswerableStats {
   questions: number;
   /** Share of them the pipeline called `insufficient`; null when it gave no verdict on any. */
   insufficient: number | null;
+  /**
+   * The false alarms: the share of the answerable questions (every other category) the pipeline called
+   * `insufficient`; null when it gave no verdict on any.
+   */
+  answerableInsufficient: number | null;
   /** Tokens of context sent for them, mean. */
   tokensMean: number;
 }
@@ -192,13 +197,16 @@ export function summarize(outcomes: readonly QuestionOutcome[], maxTokens: numbe
 export function unanswerableOf(outcomes: readonly QuestionOutcome[]): UnanswerableStats | null {
   const mine = outcomes.filter((o) => o.category === UNANSWERABLE);
   if (mine.length === 0) return null;
-  const judged = mine.filter((o) => o.sufficiency !== null);
+  const calledInsufficient = (list: readonly QuestionOutcome[]) => {
+    const judged = list.filter((o) => o.sufficiency !== null);
+    return judged.length === 0
+      ? null
+      : judged.filter((o) => o.sufficiency === "insufficient").length / judged.length;
+  };
   return {
     questions: mine.length,
-    insufficient:
-      judged.length === 0
-        ? null
-        : judged.filter((o) => o.sufficiency === "insufficient").length / judged.length,
+    insufficient: calledInsufficient(mine),
+    answerableInsufficient: calledInsufficient(outcomes.filter((o) => o.category !== UNANSWERABLE)),
     tokensMean: mine.reduce((sum, o) => sum + o.tokens, 0) / mine.length,
   };
 }
