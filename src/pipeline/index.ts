@@ -1,4 +1,5 @@
 import type { CompiledPolicy } from "../policy/compile";
+import { answerSlot } from "./answer-slot";
 import { boundWork, workBoundChars } from "./bound";
 import { analyzeQuery, type QueryAnalysis } from "./query/analyze";
 import { budgetStage } from "./stages/budget";
@@ -11,7 +12,7 @@ import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
 import { dynamicK, selectStage, similarityOf } from "./stages/select";
 import { thresholdStage } from "./stages/threshold";
-import { certify, type Sufficiency } from "./sufficiency";
+import { certify, type Sufficiency, withAnswerSlot } from "./sufficiency";
 import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
 
@@ -162,7 +163,20 @@ export function runPipeline(
   if (policy.sufficiency.enabled && analysis !== undefined) {
     // Without ranking there was no selection to measure similarity: the kept memories' own.
     const similar = rankContext === undefined ? similarityOf(items) : similarity;
-    sufficiency = certify(items, analysis, policy.sufficiency.threshold, similar, rankContext?.idf);
+    sufficiency = certify(
+      items,
+      analysis,
+      policy.sufficiency.threshold,
+      similar,
+      rankContext?.idf,
+      policy.sufficiency.insufficientBelow,
+    );
+    const slotOptions = policy.sufficiency.answerSlot;
+    if (slotOptions !== undefined)
+      sufficiency = withAnswerSlot(
+        sufficiency,
+        answerSlot(items, input.query, analysis, slotOptions, rankContext?.idf),
+      );
   }
 
   const collection = `user:${input.userId}`;
