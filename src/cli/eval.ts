@@ -27,6 +27,7 @@ import {
   type RecordedSets,
 } from "../eval/run";
 import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
+import { versusOf } from "../eval/versus";
 import { compilePolicyFile } from "../policy/compile";
 import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
@@ -307,6 +308,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
     ).length;
     const users = new Set(questions.map((q) => q.userId)).size;
 
+    const versus = versusOf(reports);
     if (opts.json === true) {
       io.out(
         JSON.stringify(
@@ -315,6 +317,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
             users,
             candidates: { source, failed: failedFetches },
             policies: reports,
+            ...(versus ? { versus } : {}),
             ...(sweep ? { sweep } : {}),
             ...(diffs && pair ? { diff: { a: pair[0].label, b: pair[1].label, questions: diffs } } : {}),
             gates: gateResults,

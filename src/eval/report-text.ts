@@ -11,6 +11,7 @@ import {
 import type { PolicyReport, QuestionDiff } from "./run";
 import type { Sweep } from "./sweep";
 import { sweepText } from "./sweep-report";
+import { versusOf, versusText } from "./versus";
 
 /** Everything `memgate eval` prints as text (src/cli/eval.ts; `--json` prints the same as JSON). */
 export interface EvalRun {
@@ -37,6 +38,7 @@ export function evalText(run: EvalRun): string {
       (run.failedFetches > 0 ? `; ${run.failedFetches} question(s) got a backend error (no candidates)` : ""),
     "",
     overallTable(run.reports),
+    ...versusLines(run.reports),
     "",
     "answer kept, by category (questions)",
     groupTable(
@@ -84,4 +86,10 @@ export function evalText(run: EvalRun): string {
   if (run.diff) lines.push("", diffText(run.diff.pair[0], run.diff.pair[1], run.diff.diffs, run.diff.limit));
   if (run.gates.length > 0) lines.push("", gatesText(run.gates));
   return lines.join("\n");
+}
+
+/** The first policy against `top20-whole` in one line, when the run holds both (./versus.ts). */
+function versusLines(reports: readonly PolicyReport[]): string[] {
+  const versus = versusOf(reports);
+  return versus === undefined ? [] : ["", versusText(versus)];
 }

@@ -107,15 +107,19 @@ export function groupRowsTable(
   );
 }
 
-/** The unanswerable questions per policy: how often the pipeline said so, and what their context cost. */
+/**
+ * The unanswerable questions per policy: how often the pipeline said so, how often it said so of an answerable
+ * question (the false alarms), and what their context cost.
+ */
 export function unanswerableTable(
   rows: ReadonlyArray<{ label: string; unanswerable: UnanswerableStats | null }>,
 ): string {
   return table(
-    ["policy", "called insufficient", "tokens mean"],
+    ["policy", "called insufficient", "answerable called insufficient", "tokens mean"],
     rows.map((r) => [
       r.label,
       pct(r.unanswerable?.insufficient ?? null),
+      pct(r.unanswerable?.answerableInsufficient ?? null),
       r.unanswerable === null ? "—" : num(r.unanswerable.tokensMean),
     ]),
   );

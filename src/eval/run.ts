@@ -1,5 +1,7 @@
 import { type PipelineResult, runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
+import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
+import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 import type { RecordedCandidates } from "./candidates";
 import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch, UNANSWERABLE } from "./golden";
@@ -68,6 +70,11 @@ export interface UnanswerableStats {
   questions: number;
   /** Share of them the pipeline called `insufficient`; null when it gave no verdict on any. */
   insufficient: number | null;
+  /**
+   * The false alarms: the share of the answerable questions (every other category) the pipeline called
+   * `insufficient`; null when it gave no verdict on any.
+   */
+  answerableInsufficient: number | null;
   /** Tokens of context sent for them, mean. */
   tokensMean: number;
 }
@@ -106,9 +113,8 @@ function evaluateQuestion(
   const { replies } = subject.compiled.policy.retrieval;
   const available = replies ? recorded.results : recorded.results.filter((c) => c.origin !== "reply");
   const turnTime = turnTimeOf(question, recorded);
-  const shape = (n: number) => {
-    const candidates = firstCandidates(available, n);
-    const result = runPipeline(
+  const shape = (candidates: readonly Candidate[]) =>
+    runPipeline(
       {
         userId: question.userId,
         query: question.query,
@@ -118,27 +124,19 @@ function evaluateQuestion(
       },
       subject.compiled,
     );
-    return { candidates, result };
-  };
-  // The core's expansion round (policy sufficiency.expand), as it would run: a context that is not sufficient is
-  // shaped again from `expandFactor` × the candidates when the backend returned all it was asked for, and kept
-  // when at least as complete.
-  let { candidates, result } = shape(take);
-  const { sufficiency } = subject.compiled.policy;
-  const found = candidates.filter((c) => c.origin !== "reply").length;
-  if (
-    sufficiency.expand &&
-    result.sufficiency !== undefined &&
-    result.sufficiency.verdict !== "sufficient" &&
-    found >= take
-  ) {
-    const again = shape(take * sufficiency.expandFactor);
-    if (
-      again.candidates.length > candidates.length &&
-      again.result.sufficiency !== undefined &&
-      again.result.sufficiency.completeness >= result.sufficiency.completeness
-    ) {
-      ({ candidates, result } = again);
+  // The core's expansion round (policy sufficiency.expand), decided by the same functions as the core
+  // (../pipeline/expansion.ts): the second search's candidates are the recorded list's first `limit`.
+  let candidates = firstCandidates(available, take);
+  let result = shape(candidates);
+  const limit = expansionLimit(subject.compiled.policy, result.sufficiency, take, foundByBackend(candidates));
+  if (limit !== undefined && result.sufficiency !== undefined) {
+    const merged = mergeExpanded(candidates, firstCandidates(available, limit));
+    if (merged.length > candidates.length) {
+      const again = shape(merged);
+      if (keepExpanded(result.sufficiency, again.sufficiency)) {
+        candidates = merged;
+        result = again;
+      }
     }
   }
   const kept = new Map(result.memories.map((m) => [m.id, m.content]));
@@ -199,13 +197,16 @@ export function summarize(outcomes: readonly QuestionOutcome[], maxTokens: numbe
 export function unanswerableOf(outcomes: readonly QuestionOutcome[]): UnanswerableStats | null {
   const mine = outcomes.filter((o) => o.category === UNANSWERABLE);
   if (mine.length === 0) return null;
-  const judged = mine.filter((o) => o.sufficiency !== null);
+  const calledInsufficient = (list: readonly QuestionOutcome[]) => {
+    const judged = list.filter((o) => o.sufficiency !== null);
+    return judged.length === 0
+      ? null
+      : judged.filter((o) => o.sufficiency === "insufficient").length / judged.length;
+  };
   return {
     questions: mine.length,
-    insufficient:
-      judged.length === 0
-        ? null
-        : judged.filter((o) => o.sufficiency === "insufficient").length / judged.length,
+    insufficient: calledInsufficient(mine),
+    answerableInsufficient: calledInsufficient(outcomes.filter((o) => o.category !== UNANSWERABLE)),
     tokensMean: mine.reduce((sum, o) => sum + o.tokens, 0) / mine.length,
   };
 }

@@ -1,5 +1,6 @@
 import type { CompiledPolicy } from "../policy/compile";
 import type { ReinforcementCounts } from "../reinforcement/types";
+import { answerSlot } from "./answer-slot";
 import { boundWork, workBoundChars } from "./bound";
 import { type Citations, cite } from "./citations";
 import { analyzeQuery, type Intent, type QueryAnalysis } from "./query/analyze";
@@ -13,7 +14,7 @@ import { redactRewritten, redactStage } from "./stages/redact";
 import { screenStage } from "./stages/screen";
 import { dynamicK, selectStage, similarityOf } from "./stages/select";
 import { thresholdStage } from "./stages/threshold";
-import { certify, type Sufficiency } from "./sufficiency";
+import { certify, type Sufficiency, withAnswerSlot } from "./sufficiency";
 import { RequestIndex } from "./text/request-index";
 import { parseTimestamp } from "./text/time";
 import type { Candidate, MemoryEntry, StageResult, StageTrace, WorkItem } from "./types";
@@ -132,7 +133,7 @@ export function runPipeline(
   const index = new RequestIndex(input.query);
   const ranking = policy.ranking.enabled;
   const detected =
-    ranking || policy.clip.answerAware || policy.sufficiency.enabled
+    ranking || policy.clip.answerAware || policy.sufficiency.enabled || policy.budget.stop !== undefined
       ? analyzeQuery(input.query, input.turnTime)
       : undefined;
   const analysis =
@@ -184,8 +185,14 @@ export function runPipeline(
   }
   let totalTokens = 0;
   const citations = policy.format.citations === "on" && input.citations !== false;
+  // `budget.stop`: the certificate's completeness of what the budget has kept so far.
+  const covered =
+    policy.budget.stop !== undefined && analysis !== undefined
+      ? (kept: readonly WorkItem[]) =>
+          certify(kept, analysis, policy.sufficiency.threshold, () => 0, rankContext?.idf).completeness
+      : undefined;
   run("token_budget", () => {
-    const result = budgetStage(items, policy, counting, { citations });
+    const result = budgetStage(items, policy, counting, { citations, covered });
     totalTokens = result.usedTokens;
     return result;
   });
@@ -194,7 +201,20 @@ export function runPipeline(
   if (policy.sufficiency.enabled && analysis !== undefined) {
     // Without ranking there was no selection to measure similarity: the kept memories' own.
     const similar = rankContext === undefined ? similarityOf(items, index) : similarity;
-    sufficiency = certify(items, analysis, policy.sufficiency.threshold, similar, rankContext?.idf);
+    sufficiency = certify(
+      items,
+      analysis,
+      policy.sufficiency.threshold,
+      similar,
+      rankContext?.idf,
+      policy.sufficiency.insufficientBelow,
+    );
+    const slotOptions = policy.sufficiency.answerSlot;
+    if (slotOptions !== undefined)
+      sufficiency = withAnswerSlot(
+        sufficiency,
+        answerSlot(items, input.query, analysis, slotOptions, rankContext?.idf),
+      );
   }
 
   const collection = `user:${input.userId}`;

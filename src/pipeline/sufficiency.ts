@@ -1,3 +1,4 @@
+import type { AnswerSlot } from "./answer-slot";
 import type { QueryAnalysis } from "./query/analyze";
 import { answerFit } from "./query/analyze";
 import { scoreSentences } from "./text/relevance";
@@ -15,14 +16,26 @@ import type { WorkItem } from "./types";
  *   memory more.
  * - redundancy (0–1): the mean, over kept memories, of their highest term-set similarity to another kept memory.
  * - missing: the query's names and terms (as scored: stemmed, cut) no kept memory holds.
- * - verdict: `sufficient` at or above the policy's threshold, `partial` above 60 % of it, else `insufficient`
- *   (and always `insufficient` with nothing kept).
+ * - verdict: `sufficient` at or above the policy's threshold, `partial` at or above `insufficientBelow` (default
+ *   60 % of the threshold), else `insufficient` (and always `insufficient` with nothing kept); with the policy's
+ *   `answerSlot`, also `insufficient` when the question's answer slot is not filled (`withAnswerSlot`).
  */
 export interface Sufficiency {
   completeness: number;
   redundancy: number;
   missing: string[];
   verdict: "sufficient" | "partial" | "insufficient";
+  /** With policy `sufficiency.answerSlot`, when the question was checked and decided (./answer-slot.ts). */
+  answerSlot?: AnswerSlot;
+}
+
+/**
+ * The certificate with the answer slot's finding: an unfilled slot makes it `insufficient` (the memories talk about
+ * what the question is about, but nothing there answers it); a filled or undecided one leaves the verdict alone.
+ */
+export function withAnswerSlot(certificate: Sufficiency, slot: AnswerSlot | undefined): Sufficiency {
+  if (slot === undefined) return certificate;
+  return { ...certificate, ...(slot.filled ? {} : { verdict: "insufficient" as const }), answerSlot: slot };
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -35,6 +48,7 @@ export function certify(
   threshold: number,
   similarity: (a: string, b: string) => number,
   idfOf?: readonly number[],
+  insufficientBelow?: number,
 ): Sufficiency {
   const terms = analysis.terms;
   if (kept.length === 0) {
@@ -105,7 +119,8 @@ export function certify(
     redundancy = round3(sum / kept.length);
   }
   const missing = [...missingNames, ...terms.filter((_, k) => !union.has(k))].slice(0, 16);
+  const floor = insufficientBelow ?? 0.6 * threshold;
   const verdict =
-    completeness >= threshold ? "sufficient" : completeness >= 0.6 * threshold ? "partial" : "insufficient";
+    completeness >= threshold ? "sufficient" : completeness >= floor ? "partial" : "insufficient";
   return { completeness, redundancy, missing, verdict };
 }

@@ -115,6 +115,8 @@ export type TraceReason =
   | "clipped"
   | "truncated_by_budget"
   | "dropped_by_budget"
+  /** `budget.stop`: left out because the memories already kept cover the question. */
+  | "not_needed"
   | `redacted:${string}`
   /** `injection:<detector>:<action>`: an injection detector fired and its action (flag, neutralize, drop) applied. */
   | `injection:${string}`;

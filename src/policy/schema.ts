@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SLOT_KINDS } from "../pipeline/answer-slot";
 
 /**
  * The policy file format (docs/policy.md#fields). Ranges are seed 000's AdminMemorySettings.
@@ -251,14 +252,29 @@ export const sufficiencySchema = z
   .object({
     /** Off by default: `metadata.sufficiency` is then absent. */
     enabled: z.boolean().default(false),
-    /** Completeness at or above this is `sufficient`; above 60 % of it `partial`. */
+    /** Completeness at or above this is `sufficient`; at or above `insufficientBelow` `partial`. */
     threshold: fraction().default(0.6),
+    /** Completeness below this is `insufficient` (between it and `threshold`: `partial`). Absent: 60 % of `threshold`. */
+    insufficientBelow: fraction().optional(),
     /**
      * Below the threshold, one more search within the policy's backend deadline with `expandFactor` × the
      * candidates, merged and shaped again.
      */
     expand: z.boolean().default(false),
     expandFactor: int(2, 5).default(2),
+    /**
+     * The answer slot (src/pipeline/answer-slot.ts): a question asking for one of `kinds` whose focus term is kept
+     * but with no answer of that kind in its sentence, the `after` sentences after it or (with `nextMemory`) the
+     * first sentence of its reply turn kept right after it, is `insufficient`. Absent: not checked (as before).
+     */
+    answerSlot: z
+      .object({
+        kinds: z.array(z.enum(SLOT_KINDS)).min(1).max(SLOT_KINDS.length),
+        after: int(0, 3).default(1),
+        nextMemory: z.boolean().default(true),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -310,6 +326,18 @@ export const budgetSchema = z
      * before. No default is filled in, so a policy without it keeps its hash.
      */
     sections: sectionsSchema.optional(),
+    /**
+     * Spend only what pays (seed 004, "tokens are a budget"): once `afterTokens` are spent, stop taking memories as
+     * soon as the kept ones cover the question — the sufficiency certificate's completeness (computed on what is
+     * kept so far) at or above `completeness`. Absent: the budget is filled as far as it goes (as before).
+     */
+    stop: z
+      .object({
+        afterTokens: int(0, 3000),
+        completeness: fraction(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

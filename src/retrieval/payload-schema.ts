@@ -6,6 +6,7 @@
  * published document cannot silently drift from the payload.
  */
 import { z } from "zod";
+import { SLOT_KINDS } from "../pipeline/answer-slot";
 import type { Citation } from "../pipeline/citations";
 import type { IndexLine } from "../pipeline/disclosure";
 import type { Sufficiency } from "../pipeline/sufficiency";
@@ -128,6 +129,13 @@ const sufficiencySchema = z.object({
   redundancy: z.number(),
   missing: z.array(z.string()),
   verdict: z.enum(["sufficient", "partial", "insufficient"]),
+  answerSlot: z
+    .object({ kind: z.enum(SLOT_KINDS), focus: z.string(), filled: z.boolean() })
+    .optional()
+    .meta({
+      description:
+        "Policy `sufficiency.answerSlot`: whether the name or number asked for stands by its subject.",
+    }),
 });
 
 const fallbackSchema = z

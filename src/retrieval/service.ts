@@ -27,6 +27,7 @@ import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
+import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import { resolveTimeScope } from "../pipeline/query/time-scope";
 import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy, OverrideCache } from "../policy/compile";
@@ -477,7 +478,8 @@ export class RetrievalService {
 
   /**
    * The expansion round (policy `sufficiency.expand`): a context that is not `sufficient` gets one more search for
-   * `expandFactor` × the candidates, if at least half the policy's backend deadline is left; its candidates are
+   * `expandFactor` × the candidates (not when the backend returned fewer than asked: it has no more), if at least
+   * half the policy's backend deadline is left; its candidates are
    * merged after the first ones (by id) and shaped again. Its answer replaces the first only when it is at least
    * as complete. A failed second search keeps the first answer. Not for a door's own upstream call.
    */
@@ -490,17 +492,16 @@ export class RetrievalService {
   ): Promise<Halt | undefined> {
     const { policy } = turn.compiled;
     const before = first.kind === "payload" ? first.payload.metadata.sufficiency : undefined;
-    if (!policy.sufficiency.expand || before === undefined || before.verdict === "sufficient")
-      return undefined;
+    // The decision shared with `memgate eval` (../pipeline/expansion.ts); the deadline and doors are the core's.
+    const asked = turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch;
+    const limit = expansionLimit(policy, before, asked, foundByBackend(candidates));
+    if (limit === undefined || before === undefined) return undefined;
     if (turn.req.native !== undefined) return undefined;
     const left = policy.timeouts.backendMs - (performance.now() - turn.started);
     if (left < policy.timeouts.backendMs / 2) return undefined;
-    const limit =
-      (turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch) * policy.sufficiency.expandFactor;
     const again = await this.fetch({ ...turn, limit }, clientSignal, Math.floor(left));
     if ("kind" in again) return undefined;
-    const seen = new Set(candidates.map((c) => c.id));
-    const merged = [...candidates, ...again.candidates.filter((c) => !seen.has(c.id))];
+    const merged = mergeExpanded(candidates, again.candidates);
     if (merged.length === candidates.length) return undefined;
     const more =
       counts === undefined
@@ -508,7 +509,7 @@ export class RetrievalService {
         : await this.reinforcementCounts(turn, merged.slice(candidates.length));
     const second = this.shape(turn, merged, undefined, true, true, mergeCounts(counts, more));
     const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
-    return after !== undefined && after.completeness >= before.completeness ? second : undefined;
+    return keepExpanded(before, after) ? second : undefined;
   }
 
   /** The tenant's backend instance, its existence check and its search (./service.ts `search`). */
@@ -848,7 +849,12 @@ function renderable(
 
 /** Whether the policy's stages read the query analysis (and so its time scope). */
 function usesQueryAnalysis(policy: Policy): boolean {
-  return policy.ranking.enabled || policy.clip.answerAware || policy.sufficiency.enabled;
+  return (
+    policy.ranking.enabled ||
+    policy.clip.answerAware ||
+    policy.sufficiency.enabled ||
+    policy.budget.stop !== undefined
+  );
 }
 
 /** The counts of the first read and of the expansion's own candidates, together. */

@@ -316,7 +316,13 @@ function changesById(
   return out;
 }
 
-const DROPS = new Set(["below_min_score", "beyond_topK", "beyond_maxMemories", "dropped_by_budget"]);
+const DROPS = new Set([
+  "below_min_score",
+  "beyond_topK",
+  "beyond_maxMemories",
+  "dropped_by_budget",
+  "not_needed",
+]);
 
 function isDrop(reason: string): boolean {
   return DROPS.has(reason) || reason.startsWith("duplicate_of:") || reason.endsWith(":drop");
@@ -332,6 +338,8 @@ function explainChange(stage: StageTrace, change: TraceChange, score: number | u
   if (reason === "beyond_topK") return `beyond_topK: after the ${d.topK ?? "topK"} best`;
   if (reason === "beyond_maxMemories") return "beyond_maxMemories: budget.maxMemories reached";
   if (reason === "dropped_by_budget") return `dropped_by_budget: does not fit ${d.maxTokens} tokens`;
+  if (reason === "not_needed")
+    return `not_needed: the kept memories already cover the question (completeness ${d.completeness} ≥ budget.stop)`;
   if (reason === "truncated_by_budget") return `truncated_by_budget: cut to fit ${d.maxTokens} tokens`;
   if (reason === "clipped" && change.sentences !== undefined) {
     const kept = change.sentences.kept

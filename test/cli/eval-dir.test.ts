@@ -164,7 +164,7 @@ describe("memgate eval on a directory", () => {
     expect(run.out).toMatch(
       /unanswerable questions \(1\): called insufficient by the pipeline, tokens spent/,
     );
-    expect(run.out).toMatch(/^p\s+—\s+\d+$/m);
+    expect(run.out).toMatch(/^p\s+—\s+—\s+\d+$/m);
   });
 
   test.each([

@@ -151,7 +151,12 @@ describe("memgate eval --budgets", () => {
       tokensMean: 0,
     });
     // No sufficiency verdict from this pipeline: the share is unknown, not 0.
-    expect(at200?.unanswerable).toEqual({ questions: 1, insufficient: null, tokensMean: 0 });
+    expect(at200?.unanswerable).toEqual({
+      questions: 1,
+      insufficient: null,
+      answerableInsufficient: null,
+      tokensMean: 0,
+    });
   });
 
   test("the text report: a row per policy × budget, per category, and the terminal chart with a legend", async () => {

@@ -94,6 +94,7 @@ describe("unanswerable questions", () => {
     const report = evaluatePolicy(questions, lines, subject);
     expect(report.unanswerable?.questions).toBe(3);
     expect(report.unanswerable?.insufficient).toBeNull();
+    expect(report.unanswerable?.answerableInsufficient).toBeNull();
     expect(report.unanswerable?.tokensMean).toBeGreaterThan(0);
     expect(report.unanswerable?.tokensMean).toBe(report.byCategory.unanswerable?.tokensMean);
   });
@@ -115,6 +116,8 @@ describe("unanswerable questions", () => {
     });
     const report = evaluatePolicy(questions, lines, subject);
     expect(report.unanswerable?.insufficient).toBeCloseTo(2 / 3, 12);
+    // The false alarm on the one answerable question is reported apart.
+    expect(report.unanswerable?.answerableInsufficient).toBe(1);
     expect(report.outcomes.map((o) => o.sufficiency)).toEqual([
       "insufficient",
       "insufficient",
@@ -143,7 +146,7 @@ describe("the sweep's charts", () => {
     budget,
     overall: stats(a, e, t),
     byCategory: { "single-hop": stats(a, e, t), unanswerable: stats(null, null, t / 2) },
-    unanswerable: { questions: 4, insufficient, tokensMean: t / 2 },
+    unanswerable: { questions: 4, insufficient, answerableInsufficient: null, tokensMean: t / 2 },
   });
   const sweep: Sweep = {
     budgets: [300, 800, 1500],

@@ -17,9 +17,14 @@ async function shipped() {
 }
 
 describe("the shipped default policy", () => {
-  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies and sufficiency within 450 tokens", async () => {
+  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency and the covered stop within 320 tokens", async () => {
     const { policy } = await shipped();
-    expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
+    expect(policy.retrieval).toMatchObject({ maxTokens: 320, replies: true, topK: 20, overfetch: 5 });
+    expect(policy.budget).toMatchObject({
+      packing: "skip",
+      fill: true,
+      stop: { afterTokens: 220, completeness: 0.5 },
+    });
     expect(policy.ranking).toMatchObject({
       enabled: true,
       diversity: 0.8,
@@ -67,7 +72,7 @@ describe("the shipped default policy", () => {
     const ids = result.memories.map((m) => m.id);
     expect(ids.indexOf("t2")).toBe(ids.indexOf("t1") + 1);
     expect(result.memories.find((m) => m.id === "t2")?.content).toMatch(/^Maya: Pickle!/);
-    expect(result.totalTokens).toBeLessThanOrEqual(450);
+    expect(result.totalTokens).toBeLessThanOrEqual(320);
     expect(result.appliedFilters).toEqual([
       "score_threshold",
       "deduplication",

@@ -25,6 +25,8 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
 export interface BudgetOptions {
   /** Refs are shown (policy `format.citations: on`, not a drop-in door): their labels' tokens count too. */
   citations?: boolean;
+  /** `budget.stop`: the sufficiency certificate's completeness of the memories kept so far. */
+  covered?: (kept: readonly WorkItem[]) => number;
 }
 
 /**
@@ -46,6 +48,11 @@ export interface BudgetOptions {
  *
  * With refs (`opts.citations`), the k-th memory kept also costs the tokens of its label `[mk] `.
  *
+ * `budget.stop` (with `opts.covered`, the certificate's completeness of a list of kept memories): once
+ * `stop.afterTokens` are spent (over all sections), the stage stops as soon as what it kept reaches
+ * `stop.completeness` — the rest are `not_needed`, and the trace says `stoppedBy: covered` with the completeness
+ * reached.
+ *
  * Reserve memories (`budget.fill`, after the topK ones) are only taken while fewer than `budget.maxMemories`
  * are kept (`beyond_maxMemories` otherwise).
  *
@@ -60,7 +67,8 @@ export function budgetStage(
   opts: BudgetOptions = {},
 ): StageResult & { usedTokens: number } {
   const { maxTokens } = policy.retrieval;
-  const { packing, maxMemories, sections } = policy.budget;
+  const { packing, maxMemories, sections, stop } = policy.budget;
+  const { covered } = opts;
   const { tokenizer } = ctx;
   const kept: WorkItem[] = [];
   const changes: TraceChange[] = [];
@@ -69,14 +77,39 @@ export function budgetStage(
   let refTokens = 0;
   const refCost = opts.citations === true ? () => tokenizer.count(refLabel(refOf(kept.length))) : () => 0;
 
+  /** `budget.stop`: the completeness at which the kept memories were found to cover the question. */
+  let coveredAt: number | undefined;
+  let measuredAt = -1;
+  /** Tokens spent by the sections packed before the current one. */
+  let spentBefore = 0;
+
   /** Packs `group` into `allowance` tokens (the seed-000 loop); returns the tokens it used. */
   const pack = (group: readonly WorkItem[], allowance: number): number => {
     let used = 0;
     let stopped = false;
     for (const item of group) {
+      if (coveredAt !== undefined) {
+        changes.push({ id: item.id, reason: "not_needed" });
+        continue;
+      }
       if (stopped) {
         changes.push({ id: item.id, reason: "dropped_by_budget" });
         continue;
+      }
+      if (
+        stop !== undefined &&
+        covered !== undefined &&
+        spentBefore + used >= stop.afterTokens &&
+        kept.length > measuredAt
+      ) {
+        // Measured again only when something was added since the last time.
+        measuredAt = kept.length;
+        const completeness = kept.length === 0 ? 0 : covered(kept);
+        if (completeness >= stop.completeness) {
+          coveredAt = completeness;
+          changes.push({ id: item.id, reason: "not_needed" });
+          continue;
+        }
       }
       if (item.reserve === true && kept.length >= maxMemories) {
         changes.push({ id: item.id, reason: "beyond_maxMemories" });
@@ -132,10 +165,16 @@ export function budgetStage(
       detail[`${type}Used`] = spent;
       carried = available - spent;
       used += spent;
+      spentBefore = used;
     }
   }
   detail.usedTokens = used;
   if (opts.citations === true) detail.refTokens = refTokens;
+  if (coveredAt !== undefined) {
+    detail.stoppedBy = "covered";
+    detail.completeness = coveredAt;
+    detail.afterTokens = stop?.afterTokens ?? 0;
+  }
 
   return {
     items: kept,
