@@ -1,4 +1,10 @@
-import { type BudgetSections, type Policy, SECTION_TYPES, type SectionType } from "../../policy/schema";
+import {
+  type BudgetRelative,
+  type BudgetSections,
+  type Policy,
+  SECTION_TYPES,
+  type SectionType,
+} from "../../policy/schema";
 import { refLabel, refOf } from "../citations";
 import { truncateToFit } from "../text/graphemes";
 import type { StageContext, StageResult, Tokenizer, TraceChange, WorkItem } from "../types";
@@ -22,7 +28,47 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
   return truncateToFit(text, TRUNCATION_SUFFIX, (candidate) => tokenizer.count(candidate) <= maxTokens);
 }
 
+/**
+ * `budget.relative`'s T: the tokens of the backend's first `topK` candidates whole, in the order it returned them —
+ * what "the backend's top K, whole" would cost for this question. Reply turns a backend added (`origin: "reply"`)
+ * are not counted: they are not among its own results (as `firstCandidates` counts). Each content is counted on
+ * its own, as `metadata.totalTokens` counts.
+ */
+export function relativeTokens(
+  items: readonly { content: string; origin?: "reply" }[],
+  topK: number,
+  tokenizer: Tokenizer,
+): number {
+  let total = 0;
+  let found = 0;
+  for (const item of items) {
+    if (found >= topK) break;
+    if (item.origin === "reply") continue;
+    found++;
+    total += tokenizer.count(item.content);
+  }
+  return total;
+}
+
+/** The budget of a request under `budget.relative`: min(maxTokens, floor(share × T)). */
+export function relativeBudget(maxTokens: number, relative: BudgetRelative, tokens: number): number {
+  return Math.min(maxTokens, Math.floor(relative.share * tokens));
+}
+
+/** `budget.relative` measured for one request (runPipeline, before any stage). */
+export interface RelativeMeasure {
+  /** T: the tokens of the backend's first `topK` candidates, whole (`relativeTokens`). */
+  tokens: number;
+  /** The effective budget: min(`retrieval.maxTokens`, floor(share × T)). */
+  maxTokens: number;
+}
+
 export interface BudgetOptions {
+  /**
+   * `budget.relative` measured on this request's candidates as they arrived: its effective budget replaces
+   * `retrieval.maxTokens` everywhere in the stage (sections, refs, stop). Absent: `retrieval.maxTokens`.
+   */
+  relative?: RelativeMeasure;
   /** Refs are shown (policy `format.citations: on`, not a drop-in door): their labels' tokens count too. */
   citations?: boolean;
   /** `budget.stop`: the sufficiency certificate's completeness of the memories kept so far. */
@@ -46,6 +92,12 @@ export interface BudgetOptions {
  * section (`truncate` stops that section only). The kept memories come out in that order, the order the prompt
  * shows them. The trace detail shows each section's share, what it had and what it used.
  *
+ * With `budget.relative` (`opts.relative`, measured by the pipeline on the candidates as they arrived), the
+ * budget is min(`retrieval.maxTokens`, floor(share × T)) — T what the backend's own first `topK` candidates,
+ * whole, would cost — and it replaces `maxTokens` everywhere above (sections' shares, refs, stop). The detail's
+ * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare` and
+ * `relativeTokens` (T).
+ *
  * With refs (`opts.citations`), the k-th memory kept also costs the tokens of its label `[mk] `.
  *
  * `budget.stop` (with `opts.covered`, the certificate's completeness of a list of kept memories): once
@@ -66,7 +118,8 @@ export function budgetStage(
   ctx: StageContext,
   opts: BudgetOptions = {},
 ): StageResult & { usedTokens: number } {
-  const { maxTokens } = policy.retrieval;
+  const { relative } = opts;
+  const maxTokens = relative === undefined ? policy.retrieval.maxTokens : relative.maxTokens;
   const { packing, maxMemories, sections, stop } = policy.budget;
   const { covered } = opts;
   const { tokenizer } = ctx;
@@ -147,6 +200,14 @@ export function budgetStage(
     tokenizer: tokenizer.name,
     packing,
   };
+  const rel = policy.budget.relative;
+  if (relative !== undefined && rel !== undefined) {
+    // `maxTokens` (and the span attribute `memgate.stage.maxTokens`) is the budget this stage enforced.
+    detail.policyMaxTokens = policy.retrieval.maxTokens;
+    detail.relativeTopK = rel.topK;
+    detail.relativeShare = rel.share;
+    detail.relativeTokens = relative.tokens;
+  }
   let used = 0;
   if (sections === undefined) {
     used = pack(items, maxTokens);
