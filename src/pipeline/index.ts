@@ -4,7 +4,7 @@ import { answerSlot } from "./answer-slot";
 import { boundWork, workBoundChars } from "./bound";
 import { type Citations, cite } from "./citations";
 import { analyzeQuery, type Intent, type QueryAnalysis } from "./query/analyze";
-import { budgetStage, type RelativeMeasure, relativeBudget, relativeTokens } from "./stages/budget";
+import { budgetStage, measureRelative, type RelativeMeasure } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt, promptOrder } from "./stages/format";
@@ -134,10 +134,8 @@ export function runPipeline(
   // The expansion round's list starts with the first search's candidates: its first topK, and so T, are the same.
   const rel = policy.budget.relative;
   let relative: RelativeMeasure | undefined;
-  if (rel !== undefined) {
-    const tokens = relativeTokens(items, rel.topK, index.tokenizer(ctx.tokenizer));
-    relative = { tokens, maxTokens: relativeBudget(policy.retrieval.maxTokens, rel, tokens) };
-  }
+  if (rel !== undefined)
+    relative = measureRelative(items, rel, policy.retrieval.maxTokens, index.tokenizer(ctx.tokenizer));
   if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
   if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   const ranking = policy.ranking.enabled;

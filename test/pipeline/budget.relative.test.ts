@@ -6,7 +6,12 @@
 import fc from "fast-check";
 import { formatProblem } from "../../src/config/yaml";
 import { runPipeline } from "../../src/pipeline";
-import { budgetStage, relativeBudget, relativeTokens } from "../../src/pipeline/stages/budget";
+import {
+  budgetStage,
+  measureRelative,
+  relativeBudget,
+  relativeTokens,
+} from "../../src/pipeline/stages/budget";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 import type { Candidate } from "../../src/pipeline/types";
 import { compilePolicy } from "../../src/policy/compile";
@@ -69,6 +74,7 @@ describe("budget.relative", () => {
       relativeTopK: 5,
       relativeShare: 0.5,
       relativeTokens: T,
+      relativeCounted: 5,
     });
   });
 
@@ -78,7 +84,12 @@ describe("budget.relative", () => {
       budget: { relative: { topK: 10, share: 1 } },
     } as Partial<PolicyInput>);
     const r = run(policy);
-    expect(budgetTrace(r)?.detail).toMatchObject({ maxTokens: 100, relativeTokens: 10 * each });
+    // Counting stops once floor(share × T) reaches maxTokens: the rest could not change the budget.
+    expect(budgetTrace(r)?.detail).toMatchObject({
+      maxTokens: 100,
+      relativeTokens: Math.ceil(100 / each) * each,
+      relativeCounted: Math.ceil(100 / each),
+    });
     expect(r.totalTokens).toBeLessThanOrEqual(100);
   });
 
@@ -89,7 +100,9 @@ describe("budget.relative", () => {
       budget: { packing: "skip", sections: { fact: 0.5 }, relative: { topK: 10, share: 0.5 } },
     } as Partial<PolicyInput>);
     const budget = Math.floor(0.5 * 10 * each);
-    const out = budgetStage(items, policy, ctx, { relative: { tokens: 10 * each, maxTokens: budget } });
+    const out = budgetStage(items, policy, ctx, {
+      relative: { tokens: 10 * each, counted: 10, maxTokens: budget },
+    });
     expect(out.trace.detail).toMatchObject({ maxTokens: budget, factShare: Math.floor(budget / 2) });
     expect(out.usedTokens).toBeLessThanOrEqual(Math.floor(budget / 2));
   });
@@ -168,6 +181,9 @@ describe("budget.relative", () => {
             budget: { packing, relative: { topK, share } },
           } as Partial<PolicyInput>);
           const T = relativeTokens(list, topK, approx);
+          // Counting stops early only when the rest could not change the budget.
+          const measured = measureRelative(list, { topK, share }, maxTokens, approx);
+          expect(measured.maxTokens).toBe(relativeBudget(maxTokens, { topK, share }, T));
           const r = run(relative, list);
           const sum = r.memories.reduce((s, m) => s + approx.count(m.content), 0);
           expect(r.totalTokens).toBeLessThanOrEqual(Math.min(maxTokens, Math.floor(share * T)));

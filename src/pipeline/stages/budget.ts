@@ -57,10 +57,38 @@ export function relativeBudget(maxTokens: number, relative: BudgetRelative, toke
 
 /** `budget.relative` measured for one request (runPipeline, before any stage). */
 export interface RelativeMeasure {
-  /** T: the tokens of the backend's first `topK` candidates, whole (`relativeTokens`). */
+  /**
+   * T: the tokens of the backend's first `topK` candidates, whole (`relativeTokens`) — or of the first `counted`
+   * of them, once floor(share × T) reached `retrieval.maxTokens` (the rest could not change the budget).
+   */
   tokens: number;
+  /** How many candidates T counted. */
+  counted: number;
   /** The effective budget: min(`retrieval.maxTokens`, floor(share × T)). */
   maxTokens: number;
+}
+
+/**
+ * `budget.relative` for one request: T as `relativeTokens` counts it, but counting stops as soon as
+ * floor(share × T) reaches `maxTokens` — the budget is then `maxTokens` whatever the rest would add (on long
+ * memories that is after a few; each count of a ~500-character memory costs tens of µs). Same budget as counting
+ * all `topK`, always.
+ */
+export function measureRelative(
+  items: readonly { content: string; origin?: "reply" }[],
+  relative: BudgetRelative,
+  maxTokens: number,
+  tokenizer: Tokenizer,
+): RelativeMeasure {
+  let tokens = 0;
+  let counted = 0;
+  for (const item of items) {
+    if (counted >= relative.topK || Math.floor(relative.share * tokens) >= maxTokens) break;
+    if (item.origin === "reply") continue;
+    counted++;
+    tokens += tokenizer.count(item.content);
+  }
+  return { tokens, counted, maxTokens: relativeBudget(maxTokens, relative, tokens) };
 }
 
 export interface BudgetOptions {
@@ -95,8 +123,9 @@ export interface BudgetOptions {
  * With `budget.relative` (`opts.relative`, measured by the pipeline on the candidates as they arrived), the
  * budget is min(`retrieval.maxTokens`, floor(share × T)) — T what the backend's own first `topK` candidates,
  * whole, would cost — and it replaces `maxTokens` everywhere above (sections' shares, refs, stop). The detail's
- * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare` and
- * `relativeTokens` (T).
+ * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare`,
+ * `relativeTokens` (T) and `relativeCounted` (the memories T counted: fewer than `topK` when the backend returned
+ * fewer, or when floor(share × T) reached `maxTokens` before the last — T is then a lower bound).
  *
  * With refs (`opts.citations`), the k-th memory kept also costs the tokens of its label `[mk] `.
  *
@@ -207,6 +236,7 @@ export function budgetStage(
     detail.relativeTopK = rel.topK;
     detail.relativeShare = rel.share;
     detail.relativeTokens = relative.tokens;
+    detail.relativeCounted = relative.counted;
   }
   let used = 0;
   if (sections === undefined) {
