@@ -4,7 +4,7 @@ import { answerSlot } from "./answer-slot";
 import { boundWork, workBoundChars } from "./bound";
 import { type Citations, cite } from "./citations";
 import { analyzeQuery, type Intent, type QueryAnalysis } from "./query/analyze";
-import { budgetStage } from "./stages/budget";
+import { budgetStage, measureRelative, type RelativeMeasure } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt, promptOrder } from "./stages/format";
@@ -126,11 +126,18 @@ export function runPipeline(
     observer?.stage(result.trace, startedAt, observer.now());
   };
 
-  if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
-  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   // One text index for the request: sentences, query-term counts, token counts and word sets computed once and
   // shared by rank, select, clip and the budget (text/request-index.ts).
   const index = new RequestIndex(input.query);
+  // `budget.relative`: T counted once, on the candidates as the backend returned them (bounded, before any stage
+  // changes them), with the request's counting tokenizer, so the budget does not count an unchanged memory again.
+  // The expansion round's list starts with the first search's candidates: its first topK, and so T, are the same.
+  const rel = policy.budget.relative;
+  let relative: RelativeMeasure | undefined;
+  if (rel !== undefined)
+    relative = measureRelative(items, rel, policy.retrieval.maxTokens, index.tokenizer(ctx.tokenizer));
+  if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
+  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   const ranking = policy.ranking.enabled;
   const detected =
     ranking || policy.clip.answerAware || policy.sufficiency.enabled || policy.budget.stop !== undefined
@@ -192,7 +199,11 @@ export function runPipeline(
           certify(kept, analysis, policy.sufficiency.threshold, () => 0, rankContext?.idf).completeness
       : undefined;
   run("token_budget", () => {
-    const result = budgetStage(items, policy, counting, { citations, covered });
+    const result = budgetStage(items, policy, counting, {
+      citations,
+      covered,
+      ...(relative === undefined ? {} : { relative }),
+    });
     totalTokens = result.usedTokens;
     return result;
   });

@@ -305,6 +305,17 @@ export const sectionsSchema = z
   });
 export type BudgetSections = z.output<typeof sectionsSchema>;
 
+/** `budget.relative`: spend at most `share` of what the backend's own first `topK` candidates, whole, would cost. */
+export const relativeSchema = z
+  .object({
+    /** How many of the backend's first candidates T counts (20: "the backend's top 20, whole"). */
+    topK: int(1, 50).default(20),
+    /** The share of T the budget may spend: more than 0, at most 1. */
+    share: share(),
+  })
+  .strict();
+export type BudgetRelative = z.output<typeof relativeSchema>;
+
 export const budgetSchema = z
   .object({
     /**
@@ -338,6 +349,14 @@ export const budgetSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * A budget relative to what the backend's own answer would cost (docs/policy.md#relative-budget): the request's
+     * budget is min(`retrieval.maxTokens`, floor(`share` × T)), T the tokens (policy tokenizer) of the backend's
+     * first `topK` candidates whole, in the order it returned them (reply turns it added not counted), as they
+     * arrive (after the work bound, before any stage). Absent (the default): `retrieval.maxTokens` alone, as
+     * before. No default is filled in, so a policy without it keeps its hash.
+     */
+    relative: relativeSchema.optional(),
   })
   .strict();
 

@@ -50,6 +50,7 @@ export interface ComparisonRun {
   /** The policy's name, or `name (editor)` for a policy text. */
   label: string;
   source: "registry" | "editor";
+  /** The budget the run was packed into: `retrieval.maxTokens`, or less with `budget.relative` (the stage's). */
   maxTokens: number;
   tokenizer: string;
   /** The first `topK × overfetch` candidates, what this policy's pipeline started from. */

@@ -610,7 +610,7 @@ export class RetrievalService {
         runs.push({
           label: choice.label,
           source: choice.source,
-          maxTokens: compiled.policy.retrieval.maxTokens,
+          maxTokens: effectiveBudget(payload) ?? compiled.policy.retrieval.maxTokens,
           tokenizer: compiled.ctx.tokenizer.name,
           candidates: runCandidates(candidates, compiled),
           payload,
@@ -868,4 +868,13 @@ function mergeCounts(
 
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;
+}
+
+/**
+ * The budget the token_budget stage enforced (its trace detail's `maxTokens`: with `budget.relative` less than
+ * `retrieval.maxTokens`), for the playground's budget bar; undefined without a trace.
+ */
+function effectiveBudget(payload: RetrievalPayload): number | undefined {
+  const value = payload.trace?.find((t) => t.stage === "token_budget")?.detail?.maxTokens;
+  return typeof value === "number" ? value : undefined;
 }

@@ -165,8 +165,9 @@ describe("the shipped default policy, measured on the basic golden set as `npm r
     const def = of("default");
     const whole = of("top20-whole");
     // The basic set's memories are long assistant-style notes; the default is tuned for long conversations of
-    // short turns (v4: 320 tokens, no more once the question is covered; README "What the shaped context still
-    // holds"): here it spends under half the tokens of the top 20 whole for nine in ten of its answers.
+    // short turns (v5: at most 450 tokens and 90 % of the backend's top 20's, no more once the question is covered;
+    // README "What the shaped context still holds"): here it spends under half the tokens of the top 20 whole for
+    // nine in ten of its answers.
     expect(def.answerKept).toBeGreaterThanOrEqual(0.9 * whole.answerKept);
     expect(def.tokensMean).toBeLessThan(0.5 * whole.tokensMean);
     expect(def.answerKept - of("seed-000").answerKept).toBeGreaterThan(0.3);

@@ -17,13 +17,15 @@ async function shipped() {
 }
 
 describe("the shipped default policy", () => {
-  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency and the covered stop within 320 tokens", async () => {
+  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency and the covered stop within 450 tokens and 90 % of the backend's top 20", async () => {
     const { policy } = await shipped();
-    expect(policy.retrieval).toMatchObject({ maxTokens: 320, replies: true, topK: 20, overfetch: 5 });
+    expect(policy.version).toBe(5);
+    expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
     expect(policy.budget).toMatchObject({
       packing: "skip",
       fill: true,
       stop: { afterTokens: 220, completeness: 0.5 },
+      relative: { topK: 20, share: 0.9 },
     });
     expect(policy.ranking).toMatchObject({
       enabled: true,
@@ -72,7 +74,19 @@ describe("the shipped default policy", () => {
     const ids = result.memories.map((m) => m.id);
     expect(ids.indexOf("t2")).toBe(ids.indexOf("t1") + 1);
     expect(result.memories.find((m) => m.id === "t2")?.content).toMatch(/^Maya: Pickle!/);
-    expect(result.totalTokens).toBeLessThanOrEqual(320);
+    // The budget held: at most 450 tokens and 90 % of what the backend's own top 20 (t1, t3, t4: the reply turn t2
+    // was added, not found) cost whole.
+    const budget = result.trace.find((t) => t.stage === "token_budget")?.detail ?? {};
+    const whole =
+      compiled.ctx.tokenizer.count(talk[0] ?? "") +
+      compiled.ctx.tokenizer.count(talk[2] ?? "") +
+      compiled.ctx.tokenizer.count(talk[3] ?? "");
+    expect(budget).toMatchObject({
+      relativeTokens: whole,
+      maxTokens: Math.floor(0.9 * whole),
+      policyMaxTokens: 450,
+    });
+    expect(result.totalTokens).toBeLessThanOrEqual(Math.min(450, Math.floor(0.9 * whole)));
     expect(result.appliedFilters).toEqual([
       "score_threshold",
       "deduplication",

@@ -1,4 +1,10 @@
-import { type BudgetSections, type Policy, SECTION_TYPES, type SectionType } from "../../policy/schema";
+import {
+  type BudgetRelative,
+  type BudgetSections,
+  type Policy,
+  SECTION_TYPES,
+  type SectionType,
+} from "../../policy/schema";
 import { refLabel, refOf } from "../citations";
 import { truncateToFit } from "../text/graphemes";
 import type { StageContext, StageResult, Tokenizer, TraceChange, WorkItem } from "../types";
@@ -22,7 +28,75 @@ export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenize
   return truncateToFit(text, TRUNCATION_SUFFIX, (candidate) => tokenizer.count(candidate) <= maxTokens);
 }
 
+/**
+ * `budget.relative`'s T: the tokens of the backend's first `topK` candidates whole, in the order it returned them —
+ * what "the backend's top K, whole" would cost for this question. Reply turns a backend added (`origin: "reply"`)
+ * are not counted: they are not among its own results (as `firstCandidates` counts). Each content is counted on
+ * its own, as `metadata.totalTokens` counts.
+ */
+export function relativeTokens(
+  items: readonly { content: string; origin?: "reply" }[],
+  topK: number,
+  tokenizer: Tokenizer,
+): number {
+  let total = 0;
+  let found = 0;
+  for (const item of items) {
+    if (found >= topK) break;
+    if (item.origin === "reply") continue;
+    found++;
+    total += tokenizer.count(item.content);
+  }
+  return total;
+}
+
+/** The budget of a request under `budget.relative`: min(maxTokens, floor(share × T)). */
+export function relativeBudget(maxTokens: number, relative: BudgetRelative, tokens: number): number {
+  return Math.min(maxTokens, Math.floor(relative.share * tokens));
+}
+
+/** `budget.relative` measured for one request (runPipeline, before any stage). */
+export interface RelativeMeasure {
+  /**
+   * T: the tokens of the backend's first `topK` candidates, whole (`relativeTokens`) — or of the first `counted`
+   * of them, once floor(share × T) reached `retrieval.maxTokens` (the rest could not change the budget).
+   */
+  tokens: number;
+  /** How many candidates T counted. */
+  counted: number;
+  /** The effective budget: min(`retrieval.maxTokens`, floor(share × T)). */
+  maxTokens: number;
+}
+
+/**
+ * `budget.relative` for one request: T as `relativeTokens` counts it, but counting stops as soon as
+ * floor(share × T) reaches `maxTokens` — the budget is then `maxTokens` whatever the rest would add (on long
+ * memories that is after a few; each count of a ~500-character memory costs tens of µs). Same budget as counting
+ * all `topK`, always.
+ */
+export function measureRelative(
+  items: readonly { content: string; origin?: "reply" }[],
+  relative: BudgetRelative,
+  maxTokens: number,
+  tokenizer: Tokenizer,
+): RelativeMeasure {
+  let tokens = 0;
+  let counted = 0;
+  for (const item of items) {
+    if (counted >= relative.topK || Math.floor(relative.share * tokens) >= maxTokens) break;
+    if (item.origin === "reply") continue;
+    counted++;
+    tokens += tokenizer.count(item.content);
+  }
+  return { tokens, counted, maxTokens: relativeBudget(maxTokens, relative, tokens) };
+}
+
 export interface BudgetOptions {
+  /**
+   * `budget.relative` measured on this request's candidates as they arrived: its effective budget replaces
+   * `retrieval.maxTokens` everywhere in the stage (sections, refs, stop). Absent: `retrieval.maxTokens`.
+   */
+  relative?: RelativeMeasure;
   /** Refs are shown (policy `format.citations: on`, not a drop-in door): their labels' tokens count too. */
   citations?: boolean;
   /** `budget.stop`: the sufficiency certificate's completeness of the memories kept so far. */
@@ -46,6 +120,13 @@ export interface BudgetOptions {
  * section (`truncate` stops that section only). The kept memories come out in that order, the order the prompt
  * shows them. The trace detail shows each section's share, what it had and what it used.
  *
+ * With `budget.relative` (`opts.relative`, measured by the pipeline on the candidates as they arrived), the
+ * budget is min(`retrieval.maxTokens`, floor(share × T)) — T what the backend's own first `topK` candidates,
+ * whole, would cost — and it replaces `maxTokens` everywhere above (sections' shares, refs, stop). The detail's
+ * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare`,
+ * `relativeTokens` (T) and `relativeCounted` (the memories T counted: fewer than `topK` when the backend returned
+ * fewer, or when floor(share × T) reached `maxTokens` before the last — T is then a lower bound).
+ *
  * With refs (`opts.citations`), the k-th memory kept also costs the tokens of its label `[mk] `.
  *
  * `budget.stop` (with `opts.covered`, the certificate's completeness of a list of kept memories): once
@@ -66,7 +147,8 @@ export function budgetStage(
   ctx: StageContext,
   opts: BudgetOptions = {},
 ): StageResult & { usedTokens: number } {
-  const { maxTokens } = policy.retrieval;
+  const { relative } = opts;
+  const maxTokens = relative === undefined ? policy.retrieval.maxTokens : relative.maxTokens;
   const { packing, maxMemories, sections, stop } = policy.budget;
   const { covered } = opts;
   const { tokenizer } = ctx;
@@ -147,6 +229,15 @@ export function budgetStage(
     tokenizer: tokenizer.name,
     packing,
   };
+  const rel = policy.budget.relative;
+  if (relative !== undefined && rel !== undefined) {
+    // `maxTokens` (and the span attribute `memgate.stage.maxTokens`) is the budget this stage enforced.
+    detail.policyMaxTokens = policy.retrieval.maxTokens;
+    detail.relativeTopK = rel.topK;
+    detail.relativeShare = rel.share;
+    detail.relativeTokens = relative.tokens;
+    detail.relativeCounted = relative.counted;
+  }
   let used = 0;
   if (sections === undefined) {
     used = pack(items, maxTokens);
