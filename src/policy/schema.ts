@@ -312,6 +312,11 @@ export const relativeSchema = z
     topK: int(1, 50).default(20),
     /** The share of T the budget may spend: more than 0, at most 1. */
     share: share(),
+    /**
+     * A floor under share × T (still at most `retrieval.maxTokens`): a user with only a few short memories keeps
+     * room for them. Absent: no floor.
+     */
+    minTokens: int(0, 3000).optional(),
   })
   .strict();
 export type BudgetRelative = z.output<typeof relativeSchema>;

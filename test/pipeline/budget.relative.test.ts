@@ -56,6 +56,10 @@ describe("budget.relative", () => {
     expect(relativeTokens([], 20, approx)).toBe(0);
     expect(relativeBudget(450, { topK: 20, share: 0.6 }, 416)).toBe(249);
     expect(relativeBudget(450, { topK: 20, share: 0.6 }, 1000)).toBe(450);
+    // minTokens: a floor under share × T for a user with only a few short memories, still capped by maxTokens.
+    expect(relativeBudget(450, { topK: 20, share: 0.6, minTokens: 150 }, 100)).toBe(150);
+    expect(relativeBudget(450, { topK: 20, share: 0.6, minTokens: 150 }, 416)).toBe(249);
+    expect(relativeBudget(120, { topK: 20, share: 0.6, minTokens: 150 }, 100)).toBe(120);
   });
 
   test("the budget is min(maxTokens, floor(share × T)) and the detail shows it", () => {
@@ -134,6 +138,9 @@ describe("budget.relative", () => {
     expect(problems("  relative: { topK: 20, share: 1.5 }\n")[0]).toContain("budget.relative.share");
     expect(problems("  relative: { topK: 20 }\n")[0]).toContain("budget.relative.share");
     expect(problems("  relative: { share: 0.5, k: 3 }\n")[0]).toContain("budget.relative");
+    expect(problems("  relative: { share: 0.5, minTokens: -1 }\n")[0]).toContain(
+      "budget.relative.minTokens: must be an integer from 0 to 3000",
+    );
     const ok = parsePolicyText("name: p\nversion: 1\nbudget: { relative: { share: 0.6 } }\n", "p.yaml");
     expect(ok.ok && ok.policy.budget.relative).toEqual({ topK: 20, share: 0.6 });
   });

@@ -50,9 +50,9 @@ export function relativeTokens(
   return total;
 }
 
-/** The budget of a request under `budget.relative`: min(maxTokens, floor(share × T)). */
+/** The budget of a request under `budget.relative`: min(maxTokens, max(minTokens, floor(share × T))). */
 export function relativeBudget(maxTokens: number, relative: BudgetRelative, tokens: number): number {
-  return Math.min(maxTokens, Math.floor(relative.share * tokens));
+  return Math.min(maxTokens, Math.max(relative.minTokens ?? 0, Math.floor(relative.share * tokens)));
 }
 
 /** `budget.relative` measured for one request (runPipeline, before any stage). */
@@ -64,7 +64,7 @@ export interface RelativeMeasure {
   tokens: number;
   /** How many candidates T counted. */
   counted: number;
-  /** The effective budget: min(`retrieval.maxTokens`, floor(share × T)). */
+  /** The effective budget: min(`retrieval.maxTokens`, max(`minTokens`, floor(share × T))). */
   maxTokens: number;
 }
 
@@ -121,7 +121,7 @@ export interface BudgetOptions {
  * shows them. The trace detail shows each section's share, what it had and what it used.
  *
  * With `budget.relative` (`opts.relative`, measured by the pipeline on the candidates as they arrived), the
- * budget is min(`retrieval.maxTokens`, floor(share × T)) — T what the backend's own first `topK` candidates,
+ * budget is min(`retrieval.maxTokens`, max(`minTokens`, floor(share × T))) — T what the backend's own first `topK` candidates,
  * whole, would cost — and it replaces `maxTokens` everywhere above (sections' shares, refs, stop). The detail's
  * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare`,
  * `relativeTokens` (T) and `relativeCounted` (the memories T counted: fewer than `topK` when the backend returned
@@ -235,6 +235,7 @@ export function budgetStage(
     detail.policyMaxTokens = policy.retrieval.maxTokens;
     detail.relativeTopK = rel.topK;
     detail.relativeShare = rel.share;
+    if (rel.minTokens !== undefined) detail.relativeMinTokens = rel.minTokens;
     detail.relativeTokens = relative.tokens;
     detail.relativeCounted = relative.counted;
   }
