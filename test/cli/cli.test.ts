@@ -236,6 +236,9 @@ describe("memgate policy schema", () => {
     expect(validate(schema, { name: "x", version: 1, retrieval: { clipSentence: 2 } })).toEqual([
       "/retrieval: unknown key clipSentence",
     ]);
+    expect(validate(schema, { name: "x", version: 1, budget: { relative: { share: 0 } } })).toEqual([
+      "/budget/relative/share: not above 0",
+    ]);
     expect(validate(schema, { version: 1, tokenizer: "gpt2" })).toEqual([
       ": missing name",
       '/tokenizer: not one of ["o200k_base","cl100k_base","approx"]',
@@ -548,6 +551,8 @@ function validate(schema: unknown, value: unknown, at = ""): string[] {
     "enum",
     "minimum",
     "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
     "minLength",
     "maxLength",
     "pattern",
@@ -582,6 +587,10 @@ function validate(schema: unknown, value: unknown, at = ""): string[] {
       errors.push(`${at}: below minimum ${schema.minimum}`);
     if (typeof schema.maximum === "number" && value > schema.maximum)
       errors.push(`${at}: above maximum ${schema.maximum}`);
+    if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum)
+      errors.push(`${at}: not above ${schema.exclusiveMinimum}`);
+    if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum)
+      errors.push(`${at}: not below ${schema.exclusiveMaximum}`);
   }
   if (typeof value === "string") {
     const length = [...value].length;
