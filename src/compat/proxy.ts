@@ -38,6 +38,9 @@ import { HttpProblem } from "../http/errors";
 import type { Logger } from "../logging/logger";
 import { refuseShapedAlias } from "./shaped-routes";
 
+/** Upstream sockets that already carry the late-error guard (`proxy`, below). */
+const guardedSockets = new WeakSet<object>();
+
 export const DEFAULT_PROXY_TIMEOUT_MS = 30_000;
 export const DEFAULT_PROXY_DEADLINE_MS = 120_000;
 
@@ -216,10 +219,21 @@ export function proxy(req: Request, res: Response, next: NextFunction, target: P
     } else upstream.destroy(new ProxyTimeout());
   }, deadlineMs);
   deadline.unref();
-  res.on("close", () => clearTimeout(deadline));
+  // One 'close' listener for the exchange: the deadline ends, and a client gone before its answer ends the upstream
+  // call. The response already carries the edge's (span, access log, pipelining) and stream.pipeline's own; over
+  // Node's 10 it would print a "possible memory leak" warning per proxied request (test/compat/zep.proxy.test.ts).
+  res.once("close", () => {
+    clearTimeout(deadline);
+    if (!res.writableFinished) upstream.destroy();
+  });
   // The request reports socket errors while it owns the socket; one arriving after that (the request already
   // failed or finished) must not become an unhandled 'error' event that takes the process down.
-  upstream.on("socket", (socket) => socket.on("error", () => undefined));
+  // Once per socket: the agent reuses kept-alive sockets, and a guard added per request would pile up on them.
+  upstream.on("socket", (socket) => {
+    if (guardedSockets.has(socket)) return;
+    guardedSockets.add(socket);
+    socket.on("error", () => undefined);
+  });
 
   upstream.on("response", (answer) => {
     answered = true;
@@ -259,8 +273,5 @@ export function proxy(req: Request, res: Response, next: NextFunction, target: P
     );
   });
 
-  res.on("close", () => {
-    if (!res.writableFinished) upstream.destroy();
-  });
   req.pipe(upstream);
 }

@@ -2,7 +2,8 @@
  * The Zep surface below the SDK: what the transparent proxy forwards and returns, what the shaped routes
  * answer when Zep fails or refuses, and which policy applies (`x-memgate-policy`).
  */
-import { createServer } from "node:net";
+import { ServerResponse } from "node:http";
+import { createServer, Socket } from "node:net";
 import request from "supertest";
 import { createZepFakeServer, ZEP_FAKE_API_KEY, type ZepFakeServer } from "../backends/fakes/zep-server";
 import { type Gateway, KEYS, startGateway } from "./gateway";
@@ -80,6 +81,60 @@ describe("Zep surface: proxy and shaped-route edges", () => {
     expect(batch?.headers["x-client-trace"]).toBe("c1");
     for (const stripped of ["cookie", "x-api-key", "x-memgate-policy"])
       expect(batch?.headers[stripped]).toBeUndefined();
+  });
+
+  test("a proxied write stays under Node's listener limit on its response (no MaxListenersExceededWarning per request)", async () => {
+    // Node warns once per emitter, i.e. once per response: over the limit, every such proxied request would print
+    // a "possible memory leak" warning. Counted where listeners are added (jest's sandbox does not see the warning).
+    const on = ServerResponse.prototype.on;
+    let most = 0;
+    let limit = Number.POSITIVE_INFINITY;
+    const counting = function (
+      this: ServerResponse,
+      event: string | symbol,
+      fn: (...args: unknown[]) => void,
+    ) {
+      const out = on.call(this, event, fn);
+      if (event === "close") {
+        most = Math.max(most, this.listenerCount("close"));
+        limit = Math.min(limit, this.getMaxListeners());
+      }
+      return out;
+    };
+    ServerResponse.prototype.on = counting as typeof on;
+    ServerResponse.prototype.addListener = counting as typeof on;
+    try {
+      await app().get("/api/v2/users/ana").set("x-api-key", KEYS.app).expect(200);
+      // A write the gateway invalidates cached answers for (the fake Zep answers 404: passed through as it is).
+      await app().delete("/api/v2/users/ana").set("x-api-key", KEYS.app).expect(404);
+    } finally {
+      ServerResponse.prototype.on = on;
+      ServerResponse.prototype.addListener = on;
+    }
+    expect(most).toBeGreaterThan(3);
+    expect(most).toBeLessThanOrEqual(limit);
+  });
+
+  test("proxied requests over a kept-alive upstream socket do not pile up listeners on it", async () => {
+    // Each proxied request guards its upstream socket against a late 'error'; a socket the agent reuses must get
+    // that guard once, not once per request (a leak that grows with every request on the connection).
+    const on = Socket.prototype.on;
+    const add = on as (this: Socket, event: string | symbol, fn: (...args: unknown[]) => void) => Socket;
+    let most = 0;
+    const counting = function (this: Socket, event: string | symbol, fn: (...args: unknown[]) => void) {
+      const out = add.call(this, event, fn);
+      if (event === "error") most = Math.max(most, this.listenerCount("error"));
+      return out;
+    };
+    Socket.prototype.on = counting as typeof on;
+    try {
+      for (let i = 0; i < 15; i++)
+        await app().get("/api/v2/users/ana").set("x-api-key", KEYS.app).expect(200);
+    } finally {
+      Socket.prototype.on = on;
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThan(10);
   });
 
   test("upstream 429 passes through with its own content type, body and retry headers", async () => {
