@@ -155,12 +155,28 @@ export const envSchema = z.object({
   /** A golden set (`memgate eval`'s questions JSONL) the playground measures policies on; unset: no eval table. */
   MEMGATE_PLAYGROUND_GOLDEN: z.string().min(1).optional(),
   // --- end playground ---
+  // --- shadow policy in dev mode (docs/rollouts.md#shadow; with a tenants file: its policies.shadow) ---
+  /** A policy run beside the served one on a sampled share of cache misses; the answer never changes. */
+  MEMGATE_SHADOW_POLICY: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name (1–64 of a-z, 0-9, _ . -)")
+    .optional(),
+  /** Share of cache misses that also run MEMGATE_SHADOW_POLICY, from 0 to 1 (default 1: every miss). */
+  MEMGATE_SHADOW_SAMPLE: decimal("must be a share from 0 to 1, e.g. 0.1")
+    .pipe(
+      z
+        .number()
+        .min(0, { error: "must be a share from 0 to 1, e.g. 0.1" })
+        .max(1, { error: "must be a share from 0 to 1, e.g. 0.1" }),
+    )
+    .optional(),
+  // --- end shadow ---
   LOG_LEVEL: z.enum(LEVELS).default("info"),
 });
 
 /**
  * The rules across variables: one Redis topology at most, each Redis option only with its topology, the playground's
- * golden set only with the playground.
+ * golden set only with the playground, the shadow sample only with a shadow policy.
  */
 const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
   const set = (["REDIS_URL", "REDIS_CLUSTER_NODES", "REDIS_SENTINELS"] as const).filter(
@@ -197,6 +213,8 @@ const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
     );
   if (env.MEMGATE_PLAYGROUND !== "on" && env.MEMGATE_PLAYGROUND_GOLDEN !== undefined)
     fail("MEMGATE_PLAYGROUND_GOLDEN", "only applies with MEMGATE_PLAYGROUND=on");
+  if (env.MEMGATE_SHADOW_SAMPLE !== undefined && env.MEMGATE_SHADOW_POLICY === undefined)
+    fail("MEMGATE_SHADOW_SAMPLE", "only applies with MEMGATE_SHADOW_POLICY");
 });
 
 export type Env = z.output<typeof envSchema>;

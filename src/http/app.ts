@@ -35,6 +35,7 @@ import { localsOf, type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
 import { disclosureRoutes } from "./routes/disclosure";
 import { opsRoutes, type Readiness } from "./routes/ops";
+import type { ShadowRunner } from "../rollout/shadow";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
 import { retrieveRoute } from "./routes/retrieve";
 import { securityHeaders } from "./security-headers";
@@ -56,6 +57,8 @@ export interface AppServices {
   proxyDeadlineMs?: number;
   /** The policy playground (/ui, /v1/playground): set only when MEMGATE_PLAYGROUND is on. */
   playground?: PlaygroundConfig;
+  /** Shadow policies' recent runs, for the playground's shadow report (src/rollout/shadow.ts). */
+  shadow?: ShadowRunner;
   /** GET /metrics: its port, token and scrape bounds (src/telemetry/metrics-endpoint.ts; `memgate serve` sets it). */
   metrics?: MetricsEndpoint;
 }

@@ -1,6 +1,6 @@
 /**
  * Which compiled policy a retrieval runs (every door: /v1/retrieve's `policy` field, the drop-in routes'
- * `x-memgate-policy` header, the CLI): the named one or the tenant's default, allowed for the tenant, with the
+ * `x-memgate-policy` header, the CLI): the named one, else the tenant's canary for the user's share, else the tenant's default, allowed for the tenant, with the
  * admin's `overrides` and a door's own result count applied. Refusals are typed (./outcome.ts), never HTTP.
  */
 import { formatPath } from "../config/yaml";
@@ -8,6 +8,7 @@ import type { Logger } from "../logging/logger";
 import { type CompiledPolicy, compilePolicy, type OverrideCache, policyHash } from "../policy/compile";
 import { PolicyError } from "../policy/load";
 import type { PolicyRegistry } from "../policy/registry-types";
+import { canaryPolicyFor } from "../rollout/canary";
 import { policySchema } from "../policy/schema";
 import { isPolicyAllowed } from "../tenants/directory";
 import type { Principal } from "../tenants/types";
@@ -27,6 +28,8 @@ export interface PolicyAsk {
   overrides: Record<string, unknown> | undefined;
   /** A door's own result count: replaces `retrieval.topK` for this request (see `withTopK`). */
   topK: number | undefined;
+  /** The user of a retrieval: with `name` undefined, a tenant's canary may choose the policy (src/rollout/canary.ts). */
+  userId?: string | undefined;
 }
 
 export interface PolicyDeps {
@@ -51,7 +54,11 @@ export function resolvePolicy(
   if (ask.name !== undefined && !POLICY_NAME.test(ask.name)) {
     return { kind: "refused", code: "VALIDATION_FAILED", detail: `${ask.field}: must be a policy name` };
   }
-  const name = ask.name ?? tenant.policies.default;
+  // An explicit policy wins over the canary; the canary wins over the default (docs/rollouts.md#precedence).
+  const name =
+    ask.name ??
+    canaryPolicyFor(tenant, ask.userId, (n) => deps.policies.get(n) !== undefined) ??
+    tenant.policies.default;
   if (!isPolicyAllowed(tenant, name)) {
     return {
       kind: "refused",

@@ -36,6 +36,7 @@ import type { BackendName, FallbackCode, Policy } from "../policy/schema";
 import { userScope } from "../redis/keys";
 import type { ReinforcementCounts, ReinforcementStore } from "../reinforcement/types";
 import { raceSignal } from "../resilience/deadline";
+import type { ShadowRunner } from "../rollout/shadow";
 import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
@@ -79,6 +80,8 @@ export interface RetrievalDeps {
   logger: Logger;
   /** Reinforcement counts (policy `ranking.reinforcement`); absent = none kept, the signal reads unavailable. */
   reinforcement?: ReinforcementStore;
+  /** Shadow policies (src/rollout/shadow.ts): produced answers offered to the tenant's shadow; absent = none run. */
+  shadow?: ShadowRunner;
 }
 
 const UNAVAILABLE: Record<BackendName, FallbackCode> = {
@@ -247,6 +250,7 @@ export class RetrievalService {
       field: req.policyField ?? "policy",
       overrides: req.overrides,
       topK: req.topK,
+      userId: req.userId, // a tenant's canary (src/rollout/canary.ts)
     });
     if ("kind" in compiled) return compiled;
     return this.turnFor(req, compiled, explain);
@@ -443,7 +447,40 @@ export class RetrievalService {
     const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
     if (sufficiency !== undefined) recordSufficiency(sufficiency.verdict, sufficiency.expanded);
     if (counts !== undefined && final.kind === "payload") this.reinforce(turn, final.payload);
+    if (final.kind === "payload") this.offerShadow(turn, searched.candidates, counts, final.payload);
     return final;
+  }
+
+  /**
+   * A produced answer offered to the tenant's shadow policy (src/rollout/shadow.ts): the same candidates, as the
+   * first `shape` got them; it runs after the answer has gone, never changes it. Not for `explain` or `overrides`.
+   */
+  private offerShadow(
+    turn: Turn,
+    candidates: readonly Candidate[],
+    counts: ReinforcementCounts | undefined,
+    payload: RetrievalPayload,
+  ): void {
+    const { req } = turn;
+    const rule = req.principal.tenant.policies.shadow;
+    if (this.deps.shadow === undefined || rule === undefined || turn.explain || req.overrides !== undefined) return;
+    this.deps.shadow.offer({
+      tenant: req.principal.tenant.id,
+      rule,
+      served: turn.compiled,
+      input: {
+        userId: req.userId,
+        query: req.query,
+        candidates,
+        backend: turn.backend,
+        turnTime: turn.turnTime,
+        ...(req.native === undefined ? {} : { citations: false as const }),
+        ...(counts === undefined ? {} : { reinforcement: counts }),
+        ...(req.intent === undefined ? {} : { intent: req.intent }),
+      },
+      answer: { ids: payload.memories.map((m) => m.id), tokens: payload.metadata.totalTokens },
+      topK: req.topK,
+    });
   }
 
   /**

@@ -16,12 +16,14 @@ import type { Logger } from "../logging/logger";
 import { warmTokenizers } from "../pipeline/tokenizers";
 import { OverrideCache } from "../policy/compile";
 import { createPolicyRegistry } from "../policy/registry";
+import type { PolicyRegistry } from "../policy/registry-types";
 import type { RedisConnection } from "../redis/connection";
 import { resilienceFromEnv, resilientBackends } from "../resilience";
 import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
+import { ShadowRunner } from "../rollout/shadow";
 import { instrumentFactories } from "../telemetry/backend";
-import { observeCircuits, recordPolicyEvent } from "../telemetry/metrics";
+import { observeCircuits, primeShadowSeries, recordPolicyEvent } from "../telemetry/metrics";
 import { configureUserHash } from "../telemetry/redact";
 import { devDirectory } from "../tenants/directory";
 import { loadTenantsFile } from "../tenants/file";
@@ -71,8 +73,51 @@ export interface BuildOptions {
 async function loadTenants(env: Env, rawEnv: NodeJS.ProcessEnv): Promise<TenantDirectory> {
   const file =
     env.MEMGATE_TENANTS_FILE ?? (existsSync(DEFAULT_TENANTS_FILE) ? DEFAULT_TENANTS_FILE : undefined);
-  if (file !== undefined) return loadTenantsFile(file, rawEnv);
-  return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA });
+  if (file !== undefined) {
+    if (env.MEMGATE_SHADOW_POLICY !== undefined) {
+      throw new BootError(
+        `MEMGATE_SHADOW_POLICY: only applies in dev mode (without a tenants file); with ${file}, set policies.shadow for each tenant`,
+      );
+    }
+    return loadTenantsFile(file, rawEnv);
+  }
+  const shadow =
+    env.MEMGATE_SHADOW_POLICY === undefined
+      ? undefined
+      : { policy: env.MEMGATE_SHADOW_POLICY, sample: env.MEMGATE_SHADOW_SAMPLE ?? 1 };
+  return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA, shadow });
+}
+
+/**
+ * Every shadow and canary policy the tenants name (or MEMGATE_SHADOW_POLICY) must be loaded at boot, as the
+ * defaults must; their shadow counters start at 0 for each served policy they can meet (the default, the canary).
+ */
+function checkRollouts(tenants: TenantDirectory, policies: PolicyRegistry, env: Env): void {
+  const problems: string[] = [];
+  for (const t of tenants.tenants()) {
+    const { shadow, canary } = t.policies;
+    for (const [field, rule] of [
+      ["shadow", shadow],
+      ["canary", canary],
+    ] as const) {
+      if (rule === undefined || policies.get(rule.policy) !== undefined) continue;
+      problems.push(
+        tenants.devMode
+          ? `MEMGATE_SHADOW_POLICY: no policy named "${rule.policy}" in ${env.MEMGATE_POLICY_DIR}`
+          : `tenant "${t.id}": policies.${field}.policy: no policy named "${rule.policy}" in ${env.MEMGATE_POLICY_DIR}`,
+      );
+    }
+    if (shadow !== undefined) {
+      const served = [t.policies.default, ...(canary === undefined ? [] : [canary.policy])];
+      primeShadowSeries(
+        served.filter((p) => p !== shadow.policy).map((policy) => ({ tenant: t.id, policy, shadow: shadow.policy })),
+      );
+    }
+  }
+  if (problems.length > 0) {
+    policies.close();
+    throw new BootError(problems.join("; "));
+  }
 }
 
 /** MEMGATE_PLAYGROUND and MEMGATE_PLAYGROUND_GOLDEN: the page must be built, the golden set must load. */
@@ -116,6 +161,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
         (rejected.length > 0 ? ` (rejected: ${rejected.join("; ")})` : ""),
     );
   }
+  checkRollouts(tenants, policies, env);
   warmTokenizers(policies.list().policies.map((p) => policies.get(p.name)?.policy.tokenizer ?? "approx"));
 
   // Every backend call is a span and a latency observation (src/telemetry/backend.ts).
@@ -145,6 +191,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
   const shared = createSharedState(env, logger);
   const { cache, limiter } = shared;
   // --- end redis ---
+  const shadow = new ShadowRunner({ policies, logger });
   const retrieval = new RetrievalService({
     policies,
     backends,
@@ -156,6 +203,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     flights: shared.flights,
     overrides: new OverrideCache(),
     reinforcement: shared.reinforcement,
+    shadow,
     logger,
   });
   // /readyz and the `backend.circuit_state` gauge read the breakers of the instances built so far (no ping).
@@ -173,12 +221,14 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     keyLimits: shared.keyLimits,
     localStores,
     proxyDeadlineMs: env.MEMGATE_PROXY_DEADLINE_MS,
+    shadow,
     ...(playground === undefined ? {} : { playground }),
     ...(shared.redis === undefined ? {} : { redis: shared.redis }),
     lifecycle: { shuttingDown: false },
     async close() {
       stopCircuitGauge();
       policies.close();
+      await shadow.idle(); // queued shadow runs (they read the registry, never the backends)
       await shared.flights.idle(); // cache writes and lock releases still on their way
       await backends.close();
       await cache.close?.();

@@ -136,6 +136,34 @@ export const METRICS = {
       "Circuit breaker state of each backend instance in use, by backend and tenant: 0 closed, 1 half-open, 2 open",
     unit: "1",
   },
+  shadowRuns: {
+    otel: "shadow.runs",
+    prometheus: "memgate_shadow_runs_total",
+    description:
+      "Cache misses offered to a shadow policy (docs/rollouts.md#shadow), by tenant, served policy, shadow policy and outcome (ran; dropped: too many shadow runs pending; error: the shadow policy is not loaded or its pipeline threw)",
+    unit: "{run}",
+  },
+  shadowTokenDelta: {
+    otel: "shadow.token_delta",
+    prometheus: "memgate_shadow_token_delta",
+    description:
+      "Tokens the shadow policy kept minus the tokens the served policy kept, on the same candidates (one per shadow run)",
+    unit: "{token}",
+  },
+  shadowOverlap: {
+    otel: "shadow.overlap_ratio",
+    prometheus: "memgate_shadow_overlap_ratio",
+    description:
+      "Jaccard overlap of the memory ids the served and the shadow policy kept (1: the same memories; 1 when both kept none)",
+    unit: "1",
+  },
+  shadowExclusive: {
+    otel: "shadow.exclusive_memories",
+    prometheus: "memgate_shadow_exclusive_memories_total",
+    description:
+      "Memories only one side of a shadow run kept, by side (primary: only the served policy; shadow: only the shadow policy)",
+    unit: "{memory}",
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 /** OpenTelemetry name → Prometheus name, for the `/metrics` serializer. */

@@ -2,7 +2,7 @@
  * memgate's instruments, through the OpenTelemetry metrics API (no-op until an SDK registers a MeterProvider).
  * Labels are low-cardinality by construction: backend, policy name, cache result, fallback code/action,
  * operation, outcome, scope, redaction detector (built-in names, custom patterns as `custom`), and (on the
- * circuit gauge only) the tenant id from the operator's tenants file. Never a user id, key, tenant-supplied
+ * circuit gauge and the shadow metrics) the tenant id from the operator's tenants file. Never a user id, key, tenant-supplied
  * string or query.
  */
 import {
@@ -25,6 +25,8 @@ const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 75
 const COUNT_BUCKETS = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50];
 const TOKEN_BUCKETS = [0, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000];
 const RATIO_BUCKETS = [0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+/** Shadow tokens − served tokens: either side may keep more. */
+const TOKEN_DELTA_BUCKETS = [-1000, -500, -300, -200, -100, -50, -20, 0, 20, 50, 100, 200, 300, 500, 1000];
 const BUDGET_BUCKETS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1];
 /** The semantic conventions' advice for `http.server.request.duration` (seconds). */
 const HTTP_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -51,6 +53,10 @@ interface Instruments {
   injectionFlags: Counter;
   sufficiency: Counter;
   reinforcement: Counter;
+  shadowRuns: Counter;
+  shadowTokenDelta: Histogram;
+  shadowOverlap: Histogram;
+  shadowExclusive: Counter;
   /** The semantic conventions' HTTP server metric (not in the catalogue: its name is the conventions'). */
   httpServerDuration: Histogram;
 }
@@ -124,6 +130,10 @@ function create(provider: MeterProvider): Instruments {
     injectionFlags: counter(METRICS.injectionFlags),
     sufficiency: counter(METRICS.sufficiency),
     reinforcement: counter(METRICS.reinforcement),
+    shadowRuns: counter(METRICS.shadowRuns),
+    shadowTokenDelta: histogram(METRICS.shadowTokenDelta, TOKEN_DELTA_BUCKETS),
+    shadowOverlap: histogram(METRICS.shadowOverlap, RATIO_BUCKETS),
+    shadowExclusive: counter(METRICS.shadowExclusive),
     httpServerDuration: meter.createHistogram("http.server.request.duration", {
       description: "Duration of HTTP server requests.",
       unit: "s",
@@ -145,6 +155,7 @@ function create(provider: MeterProvider): Instruments {
   for (const detector of INJECTION_DETECTORS) {
     for (const action of INJECTION_ACTIONS) instruments.injectionFlags.add(0, { detector, action });
   }
+  for (const pair of shadowPairs) primeShadow(instruments, pair);
   return instruments;
 }
 
@@ -171,14 +182,17 @@ export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number, door
   const outcome = meta.fallback === null ? "ok" : "fallback";
   const base: Attributes = { backend: meta.backend, policy: meta.policy.name, outcome };
   // `door`: which door asked (`retrieve`, a drop-in door's call, `mcp`), a bounded set of values.
-  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome, door });
+  // `policy`: the served policy's name (a loaded policy file's, or a canary's), so canary and stable compare.
+  const policy = meta.policy.name;
+  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome, door, policy });
   i.results.record(meta.includedResults, base);
   i.tokens.record(meta.totalTokens, base);
   // Tokens used against the budget they were packed into (the policy's maxTokens after request overrides).
   if (meta.config.maxTokens > 0) i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, base);
-  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache, door });
+  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache, door, policy });
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
-  if (meta.fallback !== null) i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action });
+  if (meta.fallback !== null)
+    i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action, policy });
 }
 
 /** One shaped context's sufficiency verdict (policy `sufficiency`), and whether an expansion round ran for it. */
@@ -281,4 +295,51 @@ export function recordPolicyEvent(e: RegistryEvent): void {
       i.policyOrphans.add(1);
       return;
   }
+}
+
+/** The labels of a shadow run: the tenant (from the tenants file), the served and the shadow policy's names. */
+export interface ShadowLabels {
+  tenant: string;
+  policy: string;
+  shadow: string;
+}
+
+export const SHADOW_OUTCOMES = ["ran", "dropped", "error"] as const;
+export type ShadowOutcome = (typeof SHADOW_OUTCOMES)[number];
+
+/** Label sets known at boot (each tenant's default and canary policy with its shadow): their counters start at 0. */
+const shadowPairs: ShadowLabels[] = [];
+
+function primeShadow(i: Instruments, labels: ShadowLabels): void {
+  for (const outcome of SHADOW_OUTCOMES) i.shadowRuns.add(0, { ...labels, outcome });
+  for (const side of ["primary", "shadow"]) i.shadowExclusive.add(0, { ...labels, side });
+}
+
+/** Starts the shadow counters of these label sets at 0 (now and in any MeterProvider registered later). */
+export function primeShadowSeries(pairs: readonly ShadowLabels[]): void {
+  const i = instruments();
+  for (const pair of pairs) {
+    if (shadowPairs.some((p) => p.tenant === pair.tenant && p.policy === pair.policy && p.shadow === pair.shadow))
+      continue;
+    shadowPairs.push({ ...pair });
+    primeShadow(i, pair);
+  }
+}
+
+/** One cache miss offered to a shadow policy and what became of it. */
+export function recordShadowRun(labels: ShadowLabels, outcome: ShadowOutcome): void {
+  instruments().shadowRuns.add(1, { ...labels, outcome });
+}
+
+/** What one shadow run found: the token delta, the overlap and the memories only one side kept. */
+export function recordShadowComparison(
+  labels: ShadowLabels,
+  c: { tokenDelta: number; overlap: number; primaryOnly: number; shadowOnly: number },
+): void {
+  const i = instruments();
+  const attributes: Attributes = { ...labels };
+  i.shadowTokenDelta.record(c.tokenDelta, attributes);
+  i.shadowOverlap.record(c.overlap, attributes);
+  i.shadowExclusive.add(c.primaryOnly, { ...labels, side: "primary" });
+  i.shadowExclusive.add(c.shadowOnly, { ...labels, side: "shadow" });
 }

@@ -11,7 +11,15 @@ import type { RateRule } from "../limits/types";
 import { BACKEND_NAMES, type BackendName } from "../policy/schema";
 import { hashKey, isWellFormedKey, keyIdOf } from "./keys";
 import { type TenantEntry, type TenantsFile, urlProblem } from "./schema";
-import { ANY_POLICY, type Principal, SCOPES, type Scope, type Tenant, type TenantDirectory } from "./types";
+import {
+  ANY_POLICY,
+  type Principal,
+  SCOPES,
+  type Scope,
+  type ShadowRule,
+  type Tenant,
+  type TenantDirectory,
+} from "./types";
 
 export const DEFAULT_ZEP_BASE_URL = "https://api.getzep.com/api/v2";
 export const DEV_TENANT_ID = "dev";
@@ -75,7 +83,7 @@ export function resolveTenants(
     const configured = BACKEND_NAMES.filter((b) => entry.backends[b] !== undefined);
     tenants.push({
       id: entry.id,
-      policies: { allowed: entry.policies.allowed, default: entry.policies.default },
+      policies: rolloutPolicies(entry.policies),
       defaultBackend: entry.defaultBackend ?? configured[0] ?? "local",
       backends: resolveBackends(entry, ti, env, at),
     });
@@ -89,6 +97,25 @@ export function resolveTenants(
     }
   });
   return { tenants, grants };
+}
+
+/** A tenant's policies as the file gives them: the allowed list, the default, the shadow and canary rules. */
+function rolloutPolicies(p: TenantEntry["policies"]): Tenant["policies"] {
+  const { canary } = p;
+  return {
+    allowed: p.allowed,
+    default: p.default,
+    ...(p.shadow === undefined ? {} : { shadow: { policy: p.shadow.policy, sample: p.shadow.sample } }),
+    ...(canary === undefined
+      ? {}
+      : {
+          canary: {
+            policy: canary.policy,
+            percent: canary.percent,
+            ...(canary.salt === undefined ? {} : { salt: canary.salt }),
+          },
+        }),
+  };
 }
 
 /** The tenant's backend settings with every named environment variable read (unset or blank is an error). */
@@ -139,13 +166,13 @@ function resolveBackends(t: TenantEntry, ti: number, env: NodeJS.ProcessEnv, at:
 
 /**
  * Dev mode (no tenants file): one tenant `dev` with every scope and every policy (`allowed: ["*"]`, default
- * `default`); any key or none yields it, with keyId `dev`. Backends come from the environment: `local` always,
+ * `default`, `shadow` from MEMGATE_SHADOW_POLICY); any key or none yields it, with keyId `dev`. Backends come from the environment: `local` always,
  * `zep` when ZEP_API_KEY is set (ZEP_BASE_URL or Zep Cloud), `openmemory` when OPENMEMORY_URL is set
  * (OPENMEMORY_API_KEY optional, user scoping `user_id`). Throws when `defaults.backend` is not configured.
  */
 export function devDirectory(
   env: NodeJS.ProcessEnv,
-  defaults: { backend: BackendName; localDataFile: string },
+  defaults: { backend: BackendName; localDataFile: string; shadow?: ShadowRule | undefined },
 ): TenantDirectory {
   const backends: BackendConfig = { local: { dataFile: defaults.localDataFile } };
   const zepKey = nonBlank(env.ZEP_API_KEY);
@@ -167,7 +194,11 @@ export function devDirectory(
   }
   const tenant = sealTenant({
     id: DEV_TENANT_ID,
-    policies: { allowed: [ANY_POLICY], default: "default" },
+    policies: {
+      allowed: [ANY_POLICY],
+      default: "default",
+      ...(defaults.shadow === undefined ? {} : { shadow: defaults.shadow }),
+    },
     defaultBackend: defaults.backend,
     backends,
   });
@@ -190,7 +221,12 @@ function sealTenant(t: Tenant): Tenant {
   if (local !== undefined) backends.local = Object.freeze({ ...local });
   const sealed: Tenant = {
     id: t.id,
-    policies: Object.freeze({ allowed: Object.freeze([...t.policies.allowed]), default: t.policies.default }),
+    policies: Object.freeze({
+      allowed: Object.freeze([...t.policies.allowed]),
+      default: t.policies.default,
+      ...(t.policies.shadow === undefined ? {} : { shadow: Object.freeze({ ...t.policies.shadow }) }),
+      ...(t.policies.canary === undefined ? {} : { canary: Object.freeze({ ...t.policies.canary }) }),
+    }),
     defaultBackend: t.defaultBackend,
     backends: Object.freeze(backends),
   };

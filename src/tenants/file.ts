@@ -20,7 +20,7 @@ import {
 import { BACKEND_NAMES } from "../policy/schema";
 import { createDirectory, resolveTenants } from "./directory";
 import { EXAMPLE_KEY_HASHES, keyIdOf } from "./keys";
-import { type TenantsFile, tenantsFileSchema } from "./schema";
+import { type TenantEntry, type TenantsFile, tenantsFileSchema } from "./schema";
 import { ANY_POLICY, type TenantDirectory } from "./types";
 
 export type TenantsProblem = ConfigProblem;
@@ -158,6 +158,7 @@ function checkTenants(data: TenantsFile, at: At, allowExampleKeys: boolean): voi
         `"${def}" must be one of policies.allowed (${allowed.join(", ")})`,
       );
     }
+    checkRollouts(t.policies, [...base, "policies"], at);
     const configured = BACKEND_NAMES.filter((b) => t.backends[b] !== undefined);
     if (configured.length === 0) {
       at([...base, "backends"], `configure at least one backend (${BACKEND_NAMES.join(", ")})`);
@@ -180,4 +181,22 @@ function checkTenants(data: TenantsFile, at: At, allowExampleKeys: boolean): voi
       at([...base, "backends", "openmemory", "apiKeyEnv"], "is required with userScoping api_key");
     }
   });
+}
+
+/**
+ * `policies.shadow` and `policies.canary` (docs/rollouts.md): each names another policy than the default, one the
+ * tenant may use. Whether it is loaded is checked at boot, with the policy directory (src/server/services.ts).
+ */
+function checkRollouts(policies: TenantEntry["policies"], base: Path, at: At): void {
+  const { allowed, default: def } = policies;
+  for (const kind of ["shadow", "canary"] as const) {
+    const rule = policies[kind];
+    if (rule === undefined) continue;
+    const path: Path = [...base, kind, "policy"];
+    if (rule.policy === def) {
+      at(path, `"${rule.policy}" is the default policy: a ${kind} names another policy`);
+    } else if (!allowed.includes(ANY_POLICY) && !allowed.includes(rule.policy)) {
+      at(path, `"${rule.policy}" must be one of policies.allowed (${allowed.join(", ")})`);
+    }
+  }
 }

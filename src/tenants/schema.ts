@@ -90,13 +90,50 @@ const backendsSchema = z
   })
   .strict();
 
+/** A share from 0 to 1 (`sample`). */
+const share = z
+  .number({ error: "must be a number from 0 to 1" })
+  .min(0, { error: "must be a number from 0 to 1" })
+  .max(1, { error: "must be a number from 0 to 1" });
+
+const shadowSchema = z
+  .object({
+    policy: policyName,
+    /** Share of cache misses that also run the shadow policy (default 1: every miss). */
+    sample: share.default(1),
+  })
+  .strict();
+
+const canarySchema = z
+  .object({
+    policy: policyName,
+    /** Share of users (0–100) served the canary policy; a user's share is stable (a keyed hash of tenant and user). */
+    percent: z
+      .number({ error: "must be a number from 0 to 100" })
+      .min(0, { error: "must be a number from 0 to 100" })
+      .max(100, { error: "must be a number from 0 to 100" }),
+    /** Key of the user hash; a new salt re-draws which users are in the canary. Default: the tenant id. */
+    salt: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, "1–64 of A-Z, a-z, 0-9, _ . : -")
+      .optional(),
+  })
+  .strict();
+
 const tenantSchema = z
   .object({
     id,
     description: z.string().max(2000).optional(),
     keys: z.array(keySchema).min(1, "a tenant needs at least one key"),
     policies: z
-      .object({ allowed: z.array(z.union([z.literal(ANY_POLICY), policyName])).min(1), default: policyName })
+      .object({
+        allowed: z.array(z.union([z.literal(ANY_POLICY), policyName])).min(1),
+        default: policyName,
+        /** A policy run beside the served one on a sampled share of cache misses (docs/rollouts.md#shadow). */
+        shadow: shadowSchema.optional(),
+        /** A policy served to a stable share of users instead of the default (docs/rollouts.md#canary). */
+        canary: canarySchema.optional(),
+      })
       .strict()
       .default({ allowed: ["default"], default: "default" }),
     /** Optional when the tenant has exactly one backend. */

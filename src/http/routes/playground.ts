@@ -19,6 +19,7 @@ import type { PolicyRegistry } from "../../policy/registry-types";
 import { BACKEND_NAMES, type BackendName } from "../../policy/schema";
 import { EDITOR_FILE } from "../../retrieval/playground";
 import { POLICY_NAME } from "../../retrieval/policy";
+import type { ShadowRunner } from "../../rollout/shadow";
 import { ID_PATTERN, ID_RULE } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
 import { isPolicyAllowed } from "../../tenants/directory";
@@ -110,6 +111,7 @@ export function playgroundRoutes(deps: {
   retrieval: RetrievalService;
   keyLimits?: KeyLimits;
   playground: PlaygroundConfig;
+  shadow?: ShadowRunner;
 }): Router {
   const router = Router();
   const { uiDir, golden } = deps.playground;
@@ -148,6 +150,18 @@ export function playgroundRoutes(deps: {
       // Whether there is one and its size only: its file is the server's, its users may be other tenants'.
       golden: golden === undefined ? null : { questions: golden.questions.length },
     });
+  });
+
+  /**
+   * The live shadow report of this key's tenant (docs/rollouts.md#shadow): the recent shadow runs in this process,
+   * tokens, overlap, what each side drops most. `rule: null` when the tenant has no shadow policy.
+   */
+  router.get("/v1/playground/shadow", ...admin, function shadowReport(_req, res) {
+    const { tenant } = principalOf(res);
+    const rule = tenant.policies.shadow;
+    const report = deps.shadow?.report(tenant.id, rule);
+    res.setHeader("cache-control", "no-store");
+    res.json(report ?? { tenant: tenant.id, rule: rule ?? null, runs: 0 });
   });
 
   /** `memgate policy validate` on the editor's text: 200 with its lines, ok or not. */

@@ -1,3 +1,4 @@
+import { POLICY_HEADER } from "../../compat/door";
 import { retrieveBodySchema } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
 import type { TenantDirectory } from "../../tenants/types";
@@ -35,6 +36,11 @@ export function retrieveRoute(deps: {
       ...(body.detail === undefined ? {} : { detail: body.detail }),
       signal: abortOnClose(res),
     });
+    // Which policy answered (the default, the user's canary, or the one asked for): as the drop-in doors say it.
+    if (outcome.kind === "payload" || outcome.kind === "fallback") {
+      const { policy } = outcome.payload.metadata;
+      res.setHeader(POLICY_HEADER, `${policy.name}@${policy.version}`);
+    }
     switch (outcome.kind) {
       case "payload":
         if (outcome.index !== undefined) sendJson(res, 200, JSON.stringify(outcome.index));
