@@ -147,7 +147,7 @@ export const METRICS = {
     otel: "shadow.token_delta",
     prometheus: "memgate_shadow_token_delta",
     description:
-      "Tokens the shadow policy kept minus the tokens the served policy kept, on the same candidates (one per shadow run)",
+      "Size of the difference between the tokens the shadow and the served policy kept on the same candidates, one per shadow run, by direction (more: the shadow kept more; fewer; same). Signed mean: (sum{more} − sum{fewer}) / count",
     unit: "{token}",
   },
   shadowOverlap: {

@@ -25,8 +25,8 @@ const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 75
 const COUNT_BUCKETS = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50];
 const TOKEN_BUCKETS = [0, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000];
 const RATIO_BUCKETS = [0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
-/** Shadow tokens − served tokens: either side may keep more. */
-const TOKEN_DELTA_BUCKETS = [-1000, -500, -300, -200, -100, -50, -20, 0, 20, 50, 100, 200, 300, 500, 1000];
+/** |shadow tokens − served tokens| (an OpenTelemetry histogram takes no negative value: the sign is a label). */
+const TOKEN_DELTA_BUCKETS = [0, 10, 20, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000];
 const BUDGET_BUCKETS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1];
 /** The semantic conventions' advice for `http.server.request.duration` (seconds). */
 const HTTP_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -338,7 +338,9 @@ export function recordShadowComparison(
 ): void {
   const i = instruments();
   const attributes: Attributes = { ...labels };
-  i.shadowTokenDelta.record(c.tokenDelta, attributes);
+  // `direction`: more (the shadow kept more tokens), fewer, same; the value is the size of the difference.
+  const direction = c.tokenDelta > 0 ? "more" : c.tokenDelta < 0 ? "fewer" : "same";
+  i.shadowTokenDelta.record(Math.abs(c.tokenDelta), { ...attributes, direction });
   i.shadowOverlap.record(c.overlap, attributes);
   i.shadowExclusive.add(c.primaryOnly, { ...labels, side: "primary" });
   i.shadowExclusive.add(c.shadowOnly, { ...labels, side: "shadow" });
