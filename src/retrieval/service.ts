@@ -463,7 +463,8 @@ export class RetrievalService {
   ): void {
     const { req } = turn;
     const rule = req.principal.tenant.policies.shadow;
-    if (this.deps.shadow === undefined || rule === undefined || turn.explain || req.overrides !== undefined) return;
+    if (this.deps.shadow === undefined || rule === undefined || turn.explain || req.overrides !== undefined)
+      return;
     this.deps.shadow.offer({
       tenant: req.principal.tenant.id,
       rule,

@@ -167,7 +167,8 @@ export class ShadowRunner {
               deltaMean: mean(deltas),
               deltaMedian: median(deltas),
             },
-      overlap: n === 0 ? null : { mean: mean(overlaps), median: median(overlaps), min: Math.min(...overlaps) },
+      overlap:
+        n === 0 ? null : { mean: mean(overlaps), median: median(overlaps), min: Math.min(...overlaps) },
       drops: {
         // The served side drops what only the shadow kept, and the other way round.
         primary: tally(runs.flatMap((r) => r.shadowOnly.map((m) => m.reason))),
@@ -203,7 +204,8 @@ export class ShadowRunner {
     const tokenDelta = shadow.totalTokens - o.answer.tokens;
     // Why the served policy dropped what only the shadow kept: its trace, from the same pipeline on the same
     // input (the served answer's own trace is not kept outside `explain`); only when there is something to explain.
-    const servedTrace = shadowOnlyIds.length === 0 ? [] : runPipeline({ ...o.input, explain: false }, o.served).trace;
+    const servedTrace =
+      shadowOnlyIds.length === 0 ? [] : runPipeline({ ...o.input, explain: false }, o.served).trace;
     const run: ShadowRun = {
       at: new Date().toISOString(),
       policy: labels.policy,

@@ -85,7 +85,11 @@ async function loadTenants(env: Env, rawEnv: NodeJS.ProcessEnv): Promise<TenantD
     env.MEMGATE_SHADOW_POLICY === undefined
       ? undefined
       : { policy: env.MEMGATE_SHADOW_POLICY, sample: env.MEMGATE_SHADOW_SAMPLE ?? 1 };
-  return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA, shadow });
+  return devDirectory(rawEnv, {
+    backend: env.MEMGATE_BACKEND,
+    localDataFile: env.MEMGATE_LOCAL_DATA,
+    shadow,
+  });
 }
 
 /**
@@ -110,7 +114,9 @@ function checkRollouts(tenants: TenantDirectory, policies: PolicyRegistry, env: 
     if (shadow !== undefined) {
       const served = [t.policies.default, ...(canary === undefined ? [] : [canary.policy])];
       primeShadowSeries(
-        served.filter((p) => p !== shadow.policy).map((policy) => ({ tenant: t.id, policy, shadow: shadow.policy })),
+        served
+          .filter((p) => p !== shadow.policy)
+          .map((policy) => ({ tenant: t.id, policy, shadow: shadow.policy })),
       );
     }
   }

@@ -319,7 +319,11 @@ function primeShadow(i: Instruments, labels: ShadowLabels): void {
 export function primeShadowSeries(pairs: readonly ShadowLabels[]): void {
   const i = instruments();
   for (const pair of pairs) {
-    if (shadowPairs.some((p) => p.tenant === pair.tenant && p.policy === pair.policy && p.shadow === pair.shadow))
+    if (
+      shadowPairs.some(
+        (p) => p.tenant === pair.tenant && p.policy === pair.policy && p.shadow === pair.shadow,
+      )
+    )
       continue;
     shadowPairs.push({ ...pair });
     primeShadow(i, pair);

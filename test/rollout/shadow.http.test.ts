@@ -12,7 +12,8 @@ import { parsePrometheusText, type Sample } from "../telemetry/prom-parse";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
 
 /** The shadow: at most two memories scoring 0.5 or more, no budget fill. */
-const LEAN = "name: lean\nversion: 1\ntokenizer: approx\nretrieval: { topK: 2, minScore: 0.5 }\nbudget: { fill: false }\n";
+const LEAN =
+  "name: lean\nversion: 1\ntokenizer: approx\nretrieval: { topK: 2, minScore: 0.5 }\nbudget: { fill: false }\n";
 const SHADOWED = tenantsYaml().replace(
   'policies: { allowed: ["*"], default: default }',
   'policies: { allowed: ["*"], default: default, shadow: { policy: lean, sample: 1 } }',
@@ -47,7 +48,11 @@ async function answers(h: Harness): Promise<{ bodies: string[]; searches: number
   h.zep.acme?.setUser("ana", memories).setUser("bo", memories.slice(1));
   const bodies: string[] = [];
   for (const body of TRAFFIC) {
-    const res = await request(h.app).post("/v1/retrieve").set("x-api-key", KEYS.acmeChat).send(body).expect(200);
+    const res = await request(h.app)
+      .post("/v1/retrieve")
+      .set("x-api-key", KEYS.acmeChat)
+      .send(body)
+      .expect(200);
     bodies.push(res.text.replace(/"queryTime":[0-9.e-]+/, '"queryTime":0'));
   }
   return { bodies, searches: h.zep.acme?.searchCalls ?? -1 };
@@ -67,7 +72,11 @@ describe("shadow policy on live traffic", () => {
     const plain = await makeHarness({ policies: { lean: LEAN } });
     const without = await answers(plain).finally(() => plain.close());
 
-    const h = await makeHarness({ policies: { lean: LEAN }, tenants: SHADOWED, env: { MEMGATE_PLAYGROUND: "on" } });
+    const h = await makeHarness({
+      policies: { lean: LEAN },
+      tenants: SHADOWED,
+      env: { MEMGATE_PLAYGROUND: "on" },
+    });
     try {
       const withShadow = await answers(h);
       expect(withShadow.bodies).toEqual(without.bodies);
@@ -115,8 +124,9 @@ describe("shadow policy on live traffic", () => {
 
       // The playground's live report of the tenant (admin).
       await request(h.app).get("/v1/playground/shadow").set("x-api-key", KEYS.acmeChat).expect(403);
-      const report = (await request(h.app).get("/v1/playground/shadow").set("x-api-key", KEYS.acmeOps).expect(200))
-        .body;
+      const report = (
+        await request(h.app).get("/v1/playground/shadow").set("x-api-key", KEYS.acmeOps).expect(200)
+      ).body;
       expect(report).toMatchObject({
         tenant: "acme",
         rule: { policy: "lean", sample: 1 },

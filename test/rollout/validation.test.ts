@@ -109,9 +109,18 @@ describe("dev mode: MEMGATE_SHADOW_POLICY and MEMGATE_SHADOW_SAMPLE", () => {
   });
 
   test.each([
-    [{ MEMGATE_SHADOW_POLICY: "fast", MEMGATE_SHADOW_SAMPLE: "1.5" }, /^MEMGATE_SHADOW_SAMPLE: must be a share from 0 to 1, e\.g\. 0\.1 \(got "1\.5"\)$/],
-    [{ MEMGATE_SHADOW_POLICY: "fast", MEMGATE_SHADOW_SAMPLE: "50%" }, /^MEMGATE_SHADOW_SAMPLE: must be a share from 0 to 1/],
-    [{ MEMGATE_SHADOW_POLICY: "fast", MEMGATE_SHADOW_SAMPLE: "1e-1" }, /^MEMGATE_SHADOW_SAMPLE: must be a share/],
+    [
+      { MEMGATE_SHADOW_POLICY: "fast", MEMGATE_SHADOW_SAMPLE: "1.5" },
+      /^MEMGATE_SHADOW_SAMPLE: must be a share from 0 to 1, e\.g\. 0\.1 \(got "1\.5"\)$/,
+    ],
+    [
+      { MEMGATE_SHADOW_POLICY: "fast", MEMGATE_SHADOW_SAMPLE: "50%" },
+      /^MEMGATE_SHADOW_SAMPLE: must be a share from 0 to 1/,
+    ],
+    [
+      { MEMGATE_SHADOW_POLICY: "fast", MEMGATE_SHADOW_SAMPLE: "1e-1" },
+      /^MEMGATE_SHADOW_SAMPLE: must be a share/,
+    ],
     [{ MEMGATE_SHADOW_POLICY: "../etc/passwd" }, /^MEMGATE_SHADOW_POLICY: must be a policy name/],
     [{ MEMGATE_SHADOW_SAMPLE: "0.5" }, /^MEMGATE_SHADOW_SAMPLE: only applies with MEMGATE_SHADOW_POLICY/],
   ])("%j is refused naming the variable", (env, message) => {

@@ -1,0 +1,96 @@
+/**
+ * A canary policy through the gateway (real wiring, the production Prometheus reader): a stable share of users is
+ * served the canary — the same user gets the same policy turn after turn, about `percent` of many users get it —
+ * and which one answered is in `metadata.policy`, the `x-memgate-policy` header and the retrieval metrics'
+ * `policy` label. A request that names a policy gets that one (it wins over the canary).
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import request from "supertest";
+import { inCanary } from "../../src/rollout/canary";
+import { METRICS } from "../../src/telemetry/catalogue";
+import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
+import { makeCandidate } from "../helpers/items";
+import { parsePrometheusText } from "../telemetry/prom-parse";
+import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
+
+const CANARY = tenantsYaml().replace(
+  'policies: { allowed: ["*"], default: default }',
+  'policies: { allowed: ["*"], default: default, canary: { policy: fast, percent: 30 } }',
+);
+const memories = [
+  makeCandidate({ id: "m1", content: "Ana orders an oat milk flat white every morning.", score: 0.92 }),
+  makeCandidate({ id: "m2", content: "Ana is allergic to hazelnuts.", score: 0.71 }),
+];
+const USERS = Array.from({ length: 300 }, (_, i) => `user-${i}`);
+
+describe("canary policy on live traffic", () => {
+  let tel: TestTelemetry;
+  let h: Harness;
+  let server: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    tel = installTelemetry();
+    h = await makeHarness({ tenants: CANARY, env: { MEMGATE_KEY_RATE_LIMIT: "100000/60" } });
+    for (const u of USERS) h.zep.acme?.setUser(u, memories);
+    server = createServer(h.app);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await h.close();
+    await tel.close();
+  });
+
+  async function ask(
+    userId: string,
+    query: string,
+    policy?: string,
+  ): Promise<{ header: string; meta: string }> {
+    const res = await request(url)
+      .post("/v1/retrieve")
+      .set("x-api-key", KEYS.acmeChat)
+      .send({ userId, sessionId: "s-1", query, useMemory: true, ...(policy === undefined ? {} : { policy }) })
+      .expect(200);
+    const { name, version } = res.body.metadata.policy;
+    return { header: String(res.headers["x-memgate-policy"]), meta: `${name}@${version}` };
+  }
+
+  test("stable per user, about the configured share of users, visible in metadata, header and metrics", async () => {
+    const served = new Map<string, string>();
+    for (const u of USERS) {
+      const { header, meta } = await ask(u, "what do I drink?");
+      expect(header).toBe(meta);
+      served.set(u, meta);
+    }
+    const canaryUsers = USERS.filter((u) => served.get(u) === "fast@1");
+    const stableUsers = USERS.filter((u) => served.get(u) === "default@2");
+    expect(canaryUsers.length + stableUsers.length).toBe(USERS.length);
+    // 30 % of 300 = 90; the split is the keyed hash's, the same on every replica and run.
+    expect(canaryUsers.length).toBeGreaterThan(70);
+    expect(canaryUsers.length).toBeLessThan(110);
+    expect(canaryUsers).toEqual(USERS.filter((u) => inCanary({ policy: "fast", percent: 30 }, "acme", u)));
+
+    // Turn after turn (other questions, so cache misses), a user keeps the policy they got.
+    for (const u of [...canaryUsers.slice(0, 3), ...stableUsers.slice(0, 3)]) {
+      for (let t = 0; t < 8; t++) expect((await ask(u, `question number ${t}?`)).header).toBe(served.get(u));
+    }
+
+    // An explicit policy wins over the canary.
+    const inside = canaryUsers[0] ?? "";
+    expect((await ask(inside, "what do I drink?", "default")).header).toBe("default@2");
+
+    // The retrieval metrics split by policy, side by side.
+    const families = parsePrometheusText((await request(url).get("/metrics").expect(200)).text);
+    const count = (policy: string) =>
+      (families.get(METRICS.latency.prometheus)?.samples ?? [])
+        .filter((s) => s.name.endsWith("_count") && s.labels.policy === policy)
+        .reduce((a, s) => a + s.value, 0);
+    expect(count("fast")).toBe(canaryUsers.length + 3 * 8);
+    expect(count("default")).toBe(stableUsers.length + 3 * 8 + 1);
+    const lookups = families.get(METRICS.cacheLookups.prometheus)?.samples ?? [];
+    expect(lookups.some((s) => s.labels.policy === "fast" && s.value > 0)).toBe(true);
+  });
+});
