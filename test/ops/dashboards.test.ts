@@ -11,7 +11,7 @@ import { join } from "node:path";
 import request from "supertest";
 import { parse as parseYaml } from "yaml";
 import { METRICS } from "../../src/telemetry/catalogue";
-import { type Harness, KEYS, makeHarness } from "../helpers/harness";
+import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
 import { parsePrometheusText } from "../telemetry/prom-parse";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
@@ -171,7 +171,13 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
         tight:
           "name: tight\nversion: 1\nrateLimit: { perUser: { points: 1, durationSeconds: 60 } }\n" +
           "cache: { ttlSeconds: 1, staleSeconds: 3600 }\n",
+        // acme's shadow (docs/rollouts.md): every memory whole, so it keeps more tokens than `default`.
+        wide: "name: wide\nversion: 1\ntokenizer: approx\nretrieval: { minScore: 0 }\nclip: { mode: off }\n",
       },
+      tenants: tenantsYaml().replace(
+        'policies: { allowed: ["*"], default: default }',
+        'policies: { allowed: ["*"], default: default, shadow: { policy: wide, sample: 1 } }',
+      ),
     });
     const zep = h.zep.acme;
     const om = h.openmemory.acme;
@@ -226,6 +232,7 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
       ({ status } = await post({ query: `flood ${i}` }, KEYS.globex));
     expect(status).toBe(429);
 
+    await h.services.shadow?.idle(); // the shadow runs of the misses above
     const res = await request(h.app).get("/metrics").expect(200);
     families = parsePrometheusText(res.text);
     series = indexSeries(families);
@@ -268,6 +275,8 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
     expect(sum("memgate_policy_rejections_total")).toBeGreaterThan(0);
     expect(sum("memgate_retrieval_token_budget_used_ratio_count", { outcome: "ok" })).toBeGreaterThan(0);
     expect(sum("memgate_retrieval_cache_hit_ratio")).toBeGreaterThan(0);
+    expect(sum("memgate_shadow_runs_total", { tenant: "acme", shadow: "wide", outcome: "ran" })).toBeGreaterThan(0);
+    expect(sum("memgate_shadow_token_delta_count", { direction: "more" })).toBeGreaterThan(0);
   });
 
   describe(DASHBOARD_FILE, () => {
@@ -348,7 +357,14 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
       const metricsOf = (r: Rule) => analyse(r.expr).selectors.map((s) => s.metric);
       const alertOn = (metric: string) =>
         rules.filter((r) => metricsOf(r).includes(metric)).map((r) => r.alert);
-      expect(alertOn("memgate_retrieval_fallbacks_total")).toEqual(["MemgateFallbackRateHigh"]);
+      expect(alertOn("memgate_retrieval_fallbacks_total")).toEqual([
+        "MemgateFallbackRateHigh",
+        "MemgateCanaryRegression",
+      ]);
+      expect(alertOn("memgate_shadow_overlap_ratio_bucket")).toEqual(["MemgateShadowRegression"]);
+      // Every shadow and canary rule links its runbook section.
+      for (const r of rules.filter((r) => /Shadow|Canary/.test(r.alert)))
+        expect(r.annotations.runbook_url).toMatch(/^docs\/runbooks\.md#memgate(shadow|canary)regression$/);
       expect(alertOn("memgate_backend_circuit_state")).toEqual(["MemgateBackendCircuitOpen"]);
       expect(alertOn("memgate_policy_rejections_total")).toEqual(["MemgatePolicyRejected"]);
       const p99 = rules.find((r) => r.alert === "MemgateRetrievalLatencyP99High");
