@@ -38,16 +38,18 @@ export interface ShadowOffer {
   topK?: number | undefined;
 }
 
+export const DROP_REASONS = [
+  "below_min_score",
+  "duplicate",
+  "beyond_topK",
+  "beyond_maxMemories",
+  "dropped_by_budget",
+  "not_needed",
+  "injection_drop",
+  "other",
+] as const;
 /** Why a side left out a memory the other side kept (a trace reason, grouped). */
-export type DropReason =
-  | "below_min_score"
-  | "duplicate"
-  | "beyond_topK"
-  | "beyond_maxMemories"
-  | "dropped_by_budget"
-  | "not_needed"
-  | "injection_drop"
-  | "other";
+export type DropReason = (typeof DROP_REASONS)[number];
 
 /** One finished shadow run, as the report keeps it (ids and counts only, never content). */
 export interface ShadowRun {
@@ -147,42 +149,13 @@ export class ShadowRunner {
 
   /** The tenant's shadow report (the playground's panel). */
   report(tenant: string, rule: ShadowRule | undefined): ShadowReport {
-    const runs = this.recent.get(tenant) ?? [];
-    const counts = this.counts.get(tenant) ?? { ran: 0, dropped: 0, error: 0 };
-    const n = runs.length;
-    const deltas = runs.map((r) => r.shadowTokens - r.primaryTokens);
-    const overlaps = runs.map((r) => r.overlap);
-    return {
+    return summarize(
       tenant,
-      rule: rule ?? null,
-      runs: n,
-      window: this.window,
-      counts: { ...counts },
-      tokens:
-        n === 0
-          ? null
-          : {
-              primaryMean: mean(runs.map((r) => r.primaryTokens)),
-              shadowMean: mean(runs.map((r) => r.shadowTokens)),
-              deltaMean: mean(deltas),
-              deltaMedian: median(deltas),
-            },
-      overlap:
-        n === 0 ? null : { mean: mean(overlaps), median: median(overlaps), min: Math.min(...overlaps) },
-      drops: {
-        // The served side drops what only the shadow kept, and the other way round.
-        primary: tally(runs.flatMap((r) => r.shadowOnly.map((m) => m.reason))),
-        shadow: tally(runs.flatMap((r) => r.primaryOnly.map((m) => m.reason))),
-      },
-      recent: runs
-        .slice(-10)
-        .reverse()
-        .map(({ primaryOnly, shadowOnly, ...r }) => ({
-          ...r,
-          primaryOnly: primaryOnly.length,
-          shadowOnly: shadowOnly.length,
-        })),
-    };
+      rule,
+      this.recent.get(tenant) ?? [],
+      this.counts.get(tenant) ?? { ran: 0, dropped: 0, error: 0 },
+      this.window,
+    );
   }
 
   private run(o: ShadowOffer, labels: ShadowLabels): void {
@@ -294,4 +267,47 @@ function tally<T extends string>(xs: readonly T[]): Array<{ reason: T; count: nu
   return [...counts]
     .map(([reason, count]) => ({ reason, count }))
     .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}
+
+/** The report of some recent runs: means, medians, what each side drops most, the last ten. */
+export function summarize(
+  tenant: string,
+  rule: ShadowRule | undefined,
+  runs: readonly ShadowRun[],
+  counts: Record<ShadowOutcome, number>,
+  window: number,
+): ShadowReport {
+  const n = runs.length;
+  const deltas = runs.map((r) => r.shadowTokens - r.primaryTokens);
+  const overlaps = runs.map((r) => r.overlap);
+  return {
+    tenant,
+    rule: rule ?? null,
+    runs: n,
+    window,
+    counts: { ...counts },
+    tokens:
+      n === 0
+        ? null
+        : {
+            primaryMean: mean(runs.map((r) => r.primaryTokens)),
+            shadowMean: mean(runs.map((r) => r.shadowTokens)),
+            deltaMean: mean(deltas),
+            deltaMedian: median(deltas),
+          },
+    overlap: n === 0 ? null : { mean: mean(overlaps), median: median(overlaps), min: Math.min(...overlaps) },
+    drops: {
+      // The served side drops what only the shadow kept, and the other way round.
+      primary: tally(runs.flatMap((r) => r.shadowOnly.map((m) => m.reason))),
+      shadow: tally(runs.flatMap((r) => r.primaryOnly.map((m) => m.reason))),
+    },
+    recent: runs
+      .slice(-10)
+      .reverse()
+      .map(({ primaryOnly, shadowOnly, ...r }) => ({
+        ...r,
+        primaryOnly: primaryOnly.length,
+        shadowOnly: shadowOnly.length,
+      })),
+  };
 }

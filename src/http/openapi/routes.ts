@@ -41,6 +41,7 @@ import {
   policyCheckSchema,
   policyListSchema,
   readinessSchema,
+  shadowReportSchema,
 } from "./schemas";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -223,6 +224,15 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: "What the page offers this key's tenant",
     access: "admin",
     ok: { schema: playgroundInfoSchema, description: "Backends, policies, golden set size." },
+  }),
+  api("get", "/v1/playground/shadow", {
+    tag: "playground",
+    summary: "The live shadow report of this key's tenant (docs/rollouts.md#shadow)",
+    access: "admin",
+    ok: {
+      schema: shadowReportSchema,
+      description: "Recent shadow runs in this process: tokens, overlap, what each side drops most.",
+    },
   }),
   api("post", "/v1/playground/validate", {
     tag: "playground",

@@ -10,6 +10,7 @@ import type { PolicyStatus, RejectedFile } from "../../policy/registry-types";
 import { BACKEND_NAMES } from "../../policy/schema";
 import { type Describes, retrievalPayloadSchema } from "../../retrieval/payload-schema";
 import type { Comparison, ComparisonRun, RunCandidate } from "../../retrieval/playground";
+import { DROP_REASONS, type ShadowReport } from "../../rollout/shadow";
 import { ERROR_CODES, type Problem } from "../errors";
 import type { ReadinessCheck } from "../routes/ops";
 
@@ -71,6 +72,47 @@ export const playgroundInfoSchema = z
     golden: z.object({ questions: z.int().min(0) }).nullable(),
   })
   .meta({ id: "PlaygroundInfo" });
+
+const shadowRuleSchema = z.object({ policy: z.string(), sample: z.number() });
+const dropCountSchema = z.object({ reason: z.enum(DROP_REASONS), count: z.int() });
+
+export const shadowReportSchema = z
+  .object({
+    tenant: z.string(),
+    rule: shadowRuleSchema.nullable().meta({ description: "The tenant's shadow policy; null: none." }),
+    runs: z.int().meta({ description: "Shadow runs in the window (this process)." }),
+    window: z.int().meta({ description: "How many recent runs the report keeps." }),
+    counts: z
+      .object({ ran: z.int(), dropped: z.int(), error: z.int() })
+      .meta({ description: "Offers by outcome since the process started." }),
+    tokens: z
+      .object({
+        primaryMean: z.number(),
+        shadowMean: z.number(),
+        deltaMean: z.number(),
+        deltaMedian: z.number(),
+      })
+      .nullable(),
+    overlap: z.object({ mean: z.number(), median: z.number(), min: z.number() }).nullable(),
+    drops: z
+      .object({ primary: z.array(dropCountSchema), shadow: z.array(dropCountSchema) })
+      .meta({
+        description: "Why each side left out the memories only the other side kept, most frequent first.",
+      }),
+    recent: z.array(
+      z.object({
+        at: z.string(),
+        policy: z.string(),
+        shadow: z.string(),
+        primaryTokens: z.number(),
+        shadowTokens: z.number(),
+        overlap: z.number(),
+        primaryOnly: z.int(),
+        shadowOnly: z.int(),
+      }),
+    ),
+  })
+  .meta({ id: "ShadowReport" });
 
 export const policyCheckSchema = z
   .object({
@@ -149,5 +191,6 @@ export type HttpSchemasDescribeTheirTypes = [
   Check<Describes<z.output<typeof runCandidateSchema>, RunCandidate>>,
   Check<Describes<z.output<typeof comparisonRunSchema>, ComparisonRun>>,
   Check<Describes<z.output<typeof comparisonSchema>, Comparison>>,
+  Check<Describes<z.output<typeof shadowReportSchema>, ShadowReport>>,
 ];
 type Check<T extends true> = T;

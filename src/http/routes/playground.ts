@@ -21,7 +21,7 @@ import { EDITOR_FILE } from "../../retrieval/playground";
 import { POLICY_NAME } from "../../retrieval/policy";
 import { ID_PATTERN, ID_RULE } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
-import type { ShadowRunner } from "../../rollout/shadow";
+import { type ShadowRunner, summarize } from "../../rollout/shadow";
 import { isPolicyAllowed } from "../../tenants/directory";
 import type { TenantDirectory } from "../../tenants/types";
 import { authenticate, principalOf, requireScope } from "../auth";
@@ -159,9 +159,11 @@ export function playgroundRoutes(deps: {
   router.get("/v1/playground/shadow", ...admin, function shadowReport(_req, res) {
     const { tenant } = principalOf(res);
     const rule = tenant.policies.shadow;
-    const report = deps.shadow?.report(tenant.id, rule);
+    const report =
+      deps.shadow?.report(tenant.id, rule) ??
+      summarize(tenant.id, rule, [], { ran: 0, dropped: 0, error: 0 }, 0);
     res.setHeader("cache-control", "no-store");
-    res.json(report ?? { tenant: tenant.id, rule: rule ?? null, runs: 0 });
+    res.json(report);
   });
 
   /** `memgate policy validate` on the editor's text: 200 with its lines, ok or not. */
