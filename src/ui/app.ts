@@ -11,6 +11,7 @@ import type {
   PlaygroundInfo,
   Problem,
   Run,
+  ShadowReport,
   StageTrace,
   TraceChange,
   Validation,
@@ -63,6 +64,10 @@ const ui = {
   evalRun: byId("eval-run", HTMLButtonElement),
   evalBudgets: byId("eval-budgets", HTMLInputElement),
   evalResult: byId("eval-result", HTMLDivElement),
+  shadowSection: byId("shadow", HTMLElement),
+  shadowAbout: byId("shadow-about", HTMLParagraphElement),
+  shadowRefresh: byId("shadow-refresh", HTMLButtonElement),
+  shadowResult: byId("shadow-result", HTMLDivElement),
 };
 
 // --- small DOM helpers (textContent only: nothing the API answers is ever parsed as HTML) ---
@@ -177,6 +182,7 @@ function applyInfo(next: PlaygroundInfo): void {
     `Tenant ${next.tenant}: ${next.policies.length} policies, backends ${next.backends.join(", ") || "none"}.`,
   );
   validateSoon(0);
+  void loadShadow();
 }
 
 async function connect(key: string): Promise<void> {
@@ -652,6 +658,91 @@ function chartImage(svg: string): HTMLImageElement {
   });
   img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
   return img;
+}
+
+// --- the shadow report: the tenant's recent shadow runs (docs/rollouts.md#shadow), refreshed while shown ---
+
+const SHADOW_REFRESH_MS = 10_000;
+let shadowTimer: number | undefined;
+
+ui.shadowRefresh.addEventListener("click", () => void loadShadow());
+
+async function loadShadow(): Promise<void> {
+  window.clearTimeout(shadowTimer);
+  const key = currentKey();
+  if (key === undefined) return;
+  try {
+    renderShadow(await api<ShadowReport>("/v1/playground/shadow", key));
+  } catch (err) {
+    ui.shadowSection.hidden = false;
+    ui.shadowResult.replaceChildren(
+      h("p", { class: "error", text: `Shadow report: ${err instanceof Error ? err.message : String(err)}` }),
+    );
+  }
+  shadowTimer = window.setTimeout(() => void loadShadow(), SHADOW_REFRESH_MS);
+}
+
+function renderShadow(report: ShadowReport): void {
+  ui.shadowSection.hidden = false;
+  const { rule } = report;
+  if (rule === null) {
+    ui.shadowAbout.textContent = `Tenant ${report.tenant} has no shadow policy (tenants file policies.shadow, or MEMGATE_SHADOW_POLICY in dev mode).`;
+    ui.shadowResult.replaceChildren();
+    return;
+  }
+  const { ran, dropped, error } = report.counts;
+  ui.shadowAbout.textContent =
+    `Shadow policy ${rule.policy} on ${Math.round(rule.sample * 100)} % of cache misses: ` +
+    `${report.runs} recent run(s) in this process (last ${report.window} kept); ran ${ran}, dropped ${dropped}, errors ${error}.`;
+  const { tokens, overlap } = report;
+  if (tokens === null || overlap === null) {
+    ui.shadowResult.replaceChildren(h("p", { text: "No shadow run yet: it runs on cache misses." }));
+    return;
+  }
+  const figures = figuresTable(
+    {
+      header: ["", "served policy", "shadow"],
+      rows: [
+        ["mean tokens kept", String(tokens.primaryMean), String(tokens.shadowMean)],
+        ["token delta (shadow − served)", `mean ${tokens.deltaMean}, median ${tokens.deltaMedian}`, ""],
+        [
+          "overlap of kept memories",
+          `median ${overlap.median}, mean ${overlap.mean}, lowest ${overlap.min}`,
+          "",
+        ],
+      ],
+    },
+    "tokens and overlap on the same candidates",
+  );
+  const dropsOf = (rows: ShadowReport["drops"]["primary"]) =>
+    rows.length === 0 ? "nothing the other side kept" : rows.map((r) => `${r.reason} ×${r.count}`).join(", ");
+  const drops = figuresTable(
+    {
+      header: ["side", "drops most (of what the other side kept)"],
+      rows: [
+        ["served policy", dropsOf(report.drops.primary)],
+        [`shadow ${rule.policy}`, dropsOf(report.drops.shadow)],
+      ],
+    },
+    "what each side drops most",
+  );
+  drops.classList.add("shadow-drops");
+  const recent = figuresTable(
+    {
+      header: ["at", "served", "tokens", "shadow tokens", "overlap", "only served", "only shadow"],
+      rows: report.recent.map((r) => [
+        r.at,
+        r.policy,
+        String(r.primaryTokens),
+        String(r.shadowTokens),
+        String(Math.round(r.overlap * 1000) / 1000),
+        String(r.primaryOnly),
+        String(r.shadowOnly),
+      ]),
+    },
+    "most recent runs",
+  );
+  ui.shadowResult.replaceChildren(figures, drops, recent);
 }
 
 // --- start: the keys this tab already has ---

@@ -115,3 +115,28 @@ export interface Problem {
   code: string;
   detail: string;
 }
+
+/** GET /v1/playground/shadow (src/rollout/shadow.ts `ShadowReport`). */
+export interface ShadowReport {
+  tenant: string;
+  rule: { policy: string; sample: number } | null;
+  runs: number;
+  window: number;
+  counts: { ran: number; dropped: number; error: number };
+  tokens: { primaryMean: number; shadowMean: number; deltaMean: number; deltaMedian: number } | null;
+  overlap: { mean: number; median: number; min: number } | null;
+  drops: {
+    primary: Array<{ reason: string; count: number }>;
+    shadow: Array<{ reason: string; count: number }>;
+  };
+  recent: Array<{
+    at: string;
+    policy: string;
+    shadow: string;
+    primaryTokens: number;
+    shadowTokens: number;
+    overlap: number;
+    primaryOnly: number;
+    shadowOnly: number;
+  }>;
+}

@@ -275,7 +275,9 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
     expect(sum("memgate_policy_rejections_total")).toBeGreaterThan(0);
     expect(sum("memgate_retrieval_token_budget_used_ratio_count", { outcome: "ok" })).toBeGreaterThan(0);
     expect(sum("memgate_retrieval_cache_hit_ratio")).toBeGreaterThan(0);
-    expect(sum("memgate_shadow_runs_total", { tenant: "acme", shadow: "wide", outcome: "ran" })).toBeGreaterThan(0);
+    expect(
+      sum("memgate_shadow_runs_total", { tenant: "acme", shadow: "wide", outcome: "ran" }),
+    ).toBeGreaterThan(0);
     expect(sum("memgate_shadow_token_delta_count", { direction: "more" })).toBeGreaterThan(0);
   });
 

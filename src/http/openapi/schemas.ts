@@ -94,11 +94,9 @@ export const shadowReportSchema = z
       })
       .nullable(),
     overlap: z.object({ mean: z.number(), median: z.number(), min: z.number() }).nullable(),
-    drops: z
-      .object({ primary: z.array(dropCountSchema), shadow: z.array(dropCountSchema) })
-      .meta({
-        description: "Why each side left out the memories only the other side kept, most frequent first.",
-      }),
+    drops: z.object({ primary: z.array(dropCountSchema), shadow: z.array(dropCountSchema) }).meta({
+      description: "Why each side left out the memories only the other side kept, most frequent first.",
+    }),
     recent: z.array(
       z.object({
         at: z.string(),
