@@ -36,7 +36,7 @@ import type { BackendName, FallbackCode, Policy } from "../policy/schema";
 import { userScope } from "../redis/keys";
 import type { ReinforcementCounts, ReinforcementStore } from "../reinforcement/types";
 import { raceSignal } from "../resilience/deadline";
-import type { ShadowRunner } from "../rollout/shadow";
+import type { ShadowOffer, ShadowRunner } from "../rollout/shadow";
 import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
 import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
@@ -133,6 +133,8 @@ interface Turn {
   limit?: number;
   /** The cache read started by `admit`, used by `lookUp`. */
   cached?: Promise<CacheLookup | undefined>;
+  /** Set by `produce` when the tenant has a shadow policy: offered once the outcome is made (`run`). */
+  shadow?: ShadowOffer;
 }
 
 /** What a produced payload is made of, before it is a payload. Thrown inside a flight to share a fallback. */
@@ -229,6 +231,8 @@ export class RetrievalService {
       (await this.lookUp(turn)) ??
       (await this.fly(turn));
     const outcome = await this.respond(turn, halt);
+    // A produced answer's shadow run (src/rollout/shadow.ts) is queued now, as the answer goes back to its door.
+    if (turn.shadow !== undefined) this.deps.shadow?.offer(turn.shadow);
     if (req.detail !== "index" || (outcome.kind !== "payload" && outcome.kind !== "fallback")) return outcome;
     // Layer 1: the same (cached, shared) payload, answered as index lines.
     const index = indexView(outcome.payload, req.query, turn.compiled, turn.turnTime);
@@ -452,8 +456,9 @@ export class RetrievalService {
   }
 
   /**
-   * A produced answer offered to the tenant's shadow policy (src/rollout/shadow.ts): the same candidates, as the
-   * first `shape` got them; it runs after the answer has gone, never changes it. Not for `explain` or `overrides`.
+   * What a produced answer offers the tenant's shadow policy (src/rollout/shadow.ts): the same candidates, as the
+   * first `shape` got them. Kept on the turn and offered by `run` once the outcome is made, so the run is queued
+   * behind the answer, never in the middle of a flight. Not for `explain` or `overrides`.
    */
   private offerShadow(
     turn: Turn,
@@ -465,7 +470,7 @@ export class RetrievalService {
     const rule = req.principal.tenant.policies.shadow;
     if (this.deps.shadow === undefined || rule === undefined || turn.explain || req.overrides !== undefined)
       return;
-    this.deps.shadow.offer({
+    turn.shadow = {
       tenant: req.principal.tenant.id,
       rule,
       served: turn.compiled,
@@ -481,7 +486,7 @@ export class RetrievalService {
       },
       answer: { ids: payload.memories.map((m) => m.id), tokens: payload.metadata.totalTokens },
       topK: req.topK,
-    });
+    };
   }
 
   /**

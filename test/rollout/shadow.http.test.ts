@@ -151,4 +151,27 @@ describe("shadow policy on live traffic", () => {
       await h.close();
     }
   });
+  test("the shadow runs after the answer is handed back, never before", async () => {
+    const h = await makeHarness({ policies: { lean: LEAN }, tenants: SHADOWED });
+    try {
+      h.zep.acme?.setUser("ana", memories);
+      const principal = h.services.tenants.authenticate(KEYS.acmeChat);
+      if (principal === null || h.services.shadow === undefined)
+        throw new Error("no principal or shadow runner");
+      const runner = h.services.shadow;
+      const outcome = await h.services.retrieval.retrieve({
+        principal,
+        userId: "ana",
+        query: "what do I drink in the morning?",
+        turn: { sessionId: "s-1", useMemory: true },
+      });
+      // The caller has its answer (a miss) and the shadow has not run yet: it is queued behind it.
+      expect(outcome.kind === "payload" && outcome.payload.metadata.cache).toBe("miss");
+      expect(runner.report("acme", undefined).counts.ran).toBe(0);
+      await runner.idle();
+      expect(runner.report("acme", undefined).counts.ran).toBe(1);
+    } finally {
+      await h.close();
+    }
+  });
 });
