@@ -82,14 +82,25 @@ describe("canary policy on live traffic", () => {
     const inside = canaryUsers[0] ?? "";
     expect((await ask(inside, "what do I drink?", "default")).header).toBe("default@2");
 
+    // A drop-in door (Zep graph.search) serves the same split; its `x-memgate-policy` request header wins.
+    const zepSearch = (userId: string, asked?: string) => {
+      const r = request(url).post("/api/v2/graph/search").set("x-api-key", KEYS.acmeChat);
+      if (asked !== undefined) r.set("x-memgate-policy", asked);
+      return r.send({ user_id: userId, query: "what do I drink?" }).expect(200);
+    };
+    const outside = stableUsers[0] ?? "";
+    expect((await zepSearch(inside)).headers["x-memgate-policy"]).toBe("fast@1");
+    expect((await zepSearch(outside)).headers["x-memgate-policy"]).toBe("default@2");
+    expect((await zepSearch(inside, "default")).headers["x-memgate-policy"]).toBe("default@2");
+
     // The retrieval metrics split by policy, side by side.
     const families = parsePrometheusText((await request(url).get("/metrics").expect(200)).text);
     const count = (policy: string) =>
       (families.get(METRICS.latency.prometheus)?.samples ?? [])
         .filter((s) => s.name.endsWith("_count") && s.labels.policy === policy)
         .reduce((a, s) => a + s.value, 0);
-    expect(count("fast")).toBe(canaryUsers.length + 3 * 8);
-    expect(count("default")).toBe(stableUsers.length + 3 * 8 + 1);
+    expect(count("fast")).toBe(canaryUsers.length + 3 * 8 + 1);
+    expect(count("default")).toBe(stableUsers.length + 3 * 8 + 1 + 2);
     const lookups = families.get(METRICS.cacheLookups.prometheus)?.samples ?? [];
     expect(lookups.some((s) => s.labels.policy === "fast" && s.value > 0)).toBe(true);
   });
