@@ -451,7 +451,7 @@ export class RetrievalService {
     const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
     if (sufficiency !== undefined) recordSufficiency(sufficiency.verdict, sufficiency.expanded);
     if (counts !== undefined && final.kind === "payload") this.reinforce(turn, final.payload);
-    if (final.kind === "payload") this.offerShadow(turn, searched.candidates, counts, final.payload);
+    if (final.kind === "payload") this.prepareShadow(turn, searched.candidates, counts, final.payload);
     return final;
   }
 
@@ -460,7 +460,7 @@ export class RetrievalService {
    * first `shape` got them. Kept on the turn and offered by `run` once the outcome is made, so the run is queued
    * behind the answer, never in the middle of a flight. Not for `explain` or `overrides`.
    */
-  private offerShadow(
+  private prepareShadow(
     turn: Turn,
     candidates: readonly Candidate[],
     counts: ReinforcementCounts | undefined,
