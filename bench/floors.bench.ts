@@ -14,9 +14,14 @@
  * floor (goal ≥ 33 %), what batching the key limit buys on the Redis hit, and Redis's CPU per 1,000 requests.
  *
  *   npx tsx bench/floors.bench.ts [--quick] [--no-build] [--seconds=N] [--rounds=N] [--env=NAME=value,…]
- *                                 [--only=floor-memory,hit-local,floor-redis,hit-redis,hit-redis-exact]
+ *                                 [--only=floor-memory,hit-local,floor-redis,hit-redis,hit-redis-exact] [--profile]
+ *
+ * `--profile` runs the batched Redis gateway under `node --cpu-prof` and prints its top self-time functions and
+ * packages (the profile covers its whole life: warm-up and every round of its own target).
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { FloorReply, FloorRequest } from "./gateway/floors";
 import type { LoadResult, LoadSpec } from "./gateway/load";
@@ -24,6 +29,7 @@ import { Gateway } from "./gateway/memgate";
 import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
 import type { ServerReply, ServerRequest } from "./gateway/servers";
 import { benchArgs } from "./lib/args";
+import { describeProfile, readProfile, summarizeProfile } from "./lib/cpuprofile";
 import { heading, hostInfo, int, summarize, table } from "./lib/stats";
 
 const ROOT = resolve(__dirname, "..");
@@ -89,7 +95,12 @@ async function main(): Promise<void> {
     env: ARGS.gatewayEnv,
   };
   const local = await Gateway.start(common);
-  const batched = await Gateway.start({ ...common, redisUrl: redis.url });
+  const profDir = ARGS.profile ? mkdtempSync(join(tmpdir(), "memgate-floors-prof-")) : undefined;
+  const batched = await Gateway.start({
+    ...common,
+    redisUrl: redis.url,
+    ...(profDir === undefined ? {} : { cpuProfDir: profDir }),
+  });
   const exact = await Gateway.start({
     ...common,
     redisUrl: redis.url,
@@ -234,6 +245,14 @@ async function main(): Promise<void> {
         `${int(overall("hit-redis").cpuUs)} vs ${int(overall("hit-redis-exact").cpuUs)} µs per request; Redis CPU ` +
         `${overall("hit-redis").redisCpuPer1k.toFixed(1)} vs ${overall("hit-redis-exact").redisCpuPer1k.toFixed(1)} ms per 1,000 requests`,
     );
+  if (profDir !== undefined) {
+    const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+    console.log(heading(`CPU profile of "${LABEL["hit-redis"]}" (self time)`));
+    console.log(
+      file ? describeProfile(summarizeProfile(readProfile(join(profDir, file))), 25) : "no profile written",
+    );
+    if (file) console.log(`profile: ${join(profDir, file)}`);
+  }
   console.log(`\nbench wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
