@@ -96,6 +96,12 @@ export const envSchema = z.object({
       const [points, seconds] = v.split("/").map(Number);
       return { points: points ?? 6000, durationSeconds: seconds ?? 60 };
     }),
+  /**
+   * With Redis: how often each replica reports the per-key counts it kept locally and reads the fleet's (ms). 0 =
+   * exact, one Redis call per request. A batch lets the fleet overshoot a key's limit by what the replicas receive
+   * in about two intervals (src/limits/synced.ts, docs/configuration.md#per-key-limit-synchronization).
+   */
+  MEMGATE_KEY_LIMIT_SYNC_MS: whole(0, 60_000).default(250),
   MEMGATE_POLICY_DIR: z.string().min(1).default("policies"),
   MEMGATE_TENANTS_FILE: z.string().min(1).optional(),
   MEMGATE_SHUTDOWN_TIMEOUT_MS: whole(0, 120_000).default(10_000),

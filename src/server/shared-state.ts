@@ -11,6 +11,7 @@ import { type BackendCooldown, MemoryBackendCooldown } from "../limits/cooldown"
 import { RedisBackendCooldown } from "../limits/cooldown-redis";
 import { MemoryRateLimiter } from "../limits/memory";
 import { RedisRateLimiter } from "../limits/redis";
+import { RedisSharedCounters, SyncedRateLimiter } from "../limits/synced";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { RedisConnection } from "../redis/connection";
@@ -74,16 +75,27 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
   const cache = new RedisPayloadCache(redis);
   const limiter = new RedisRateLimiter(redis, "user");
   const cooldown = new RedisBackendCooldown(redis);
+  const exactKeyLimiter = new RedisRateLimiter(redis, "key");
+  const syncMs = env.MEMGATE_KEY_LIMIT_SYNC_MS;
+  // The per-key limit, counted locally and reported every syncMs (0: exact, one Redis call per request).
+  const keyLimiter: RateLimiter =
+    syncMs === 0
+      ? exactKeyLimiter
+      : new SyncedRateLimiter(new RedisSharedCounters(redis, exactKeyLimiter), syncMs);
   return {
     cache,
     limiter,
-    keyLimits: { limiter: new RedisRateLimiter(redis, "key"), defaultRule },
+    keyLimits: { limiter: keyLimiter, defaultRule },
     cooldown,
     admission: new RedisAdmission(redis, { limiter, cooldown, cache }),
     flights: new SingleFlight({ cache, lock: new RedisFlightLock(redis, cache) }),
     reinforcement: new RedisReinforcementStore(redis),
     readiness: [() => redis.check()],
     redis,
-    close: () => redis.close(),
+    async close() {
+      // The last batch of per-key counts first, while the connection is still open.
+      await keyLimiter.close?.();
+      await redis.close();
+    },
   };
 }

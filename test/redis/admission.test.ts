@@ -152,59 +152,65 @@ describe("RedisAdmission (real Redis)", () => {
 describe("Redis commands per retrieval (through the gateway)", () => {
   const { open, admin } = redisGatewaySuite(PREFIX);
 
-  test("a cache hit sends two commands (per-key limit, admission), a miss six", async () => {
-    const h = await redisHarness(PREFIX);
-    open.push(h);
-    const monitor = await admin().monitor();
-    const seen: string[][] = [];
-    monitor.on("monitor", (_time: string, args: string[], source: string) => {
-      // Commands a script runs are reported too, from "lua": only what the gateway sent counts.
-      if (source !== "lua" && args.some((a) => a.startsWith(PREFIX))) seen.push(args);
-    });
-    try {
-      // MONITOR reports commands from the moment it is on: wait until it sees ours.
-      await waitFor("MONITOR on", async () => {
-        await admin().get(`${PREFIX}probe`);
-        return seen.length > 0;
+  // The per-key limit batched (an interval longer than the test: its timer's report never lands in between) costs
+  // no command per request; exact (MEMGATE_KEY_LIMIT_SYNC_MS=0) it is the first command of each.
+  const MISS = ["evalsha", "evalsha", "get", "evalsha", "evalsha"];
+  test.each([
+    ["batched", "60000", MISS, ["evalsha"]],
+    ["exact", "0", ["evalsha", ...MISS], ["evalsha", "evalsha"]],
+  ])(
+    "per-key limit %s (MEMGATE_KEY_LIMIT_SYNC_MS=%s): the Redis commands of a miss and of a hit",
+    async (_mode, syncMs, missCommands, hitCommands) => {
+      const h = await redisHarness(PREFIX, { env: { MEMGATE_KEY_LIMIT_SYNC_MS: syncMs } });
+      open.push(h);
+      const monitor = await admin().monitor();
+      const seen: string[][] = [];
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        // Commands a script runs are reported too, from "lua": only what the gateway sent counts.
+        if (source !== "lua" && args.some((a) => a.startsWith(PREFIX))) seen.push(args);
       });
-      // MONITOR's reports arrive on their own connection, after the gateway's answer: `settled` sends a marker
-      // command and waits for its report, so every command Redis ran before it has been reported too.
-      let markers = 0;
-      const settled = async (atLeast: number) => {
-        await waitFor(`${atLeast} commands reported`, () => seen.length >= atLeast);
-        const marker = `${PREFIX}marker:${++markers}`;
-        await admin().get(marker);
-        await waitFor("the marker reported", () => seen.some((args) => args[1] === marker));
-        return seen
-          .splice(0)
-          .filter((args) => !args[1]?.startsWith(`${PREFIX}marker:`) && args[1] !== `${PREFIX}probe`);
-      };
-      // Once around first: each script is sent whole (EVAL) the first time on a connection, by SHA after that.
-      await post(h, body({ query: "warm-up" })).expect(200);
-      await post(h, body({ query: "warm-up" })).expect(200);
-      await settled(8);
+      try {
+        // MONITOR reports commands from the moment it is on: wait until it sees ours.
+        await waitFor("MONITOR on", async () => {
+          await admin().get(`${PREFIX}probe`);
+          return seen.length > 0;
+        });
+        // MONITOR's reports arrive on their own connection, after the gateway's answer: `settled` sends a marker
+        // command and waits for its report, so every command Redis ran before it has been reported too.
+        let markers = 0;
+        const settled = async (atLeast: number) => {
+          await waitFor(`${atLeast} commands reported`, () => seen.length >= atLeast);
+          const marker = `${PREFIX}marker:${++markers}`;
+          await admin().get(marker);
+          await waitFor("the marker reported", () => seen.some((args) => args[1] === marker));
+          return seen
+            .splice(0)
+            .filter((args) => !args[1]?.startsWith(`${PREFIX}marker:`) && args[1] !== `${PREFIX}probe`);
+        };
+        // Once around first: each script is sent whole (EVAL) the first time on a connection, by SHA after that.
+        await post(h, body({ query: "warm-up" })).expect(200);
+        await post(h, body({ query: "warm-up" })).expect(200);
+        await settled(syncMs === "0" ? 8 : 7);
 
-      const miss = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
-      expect(miss.body.metadata.cache).toBe("miss");
-      // The per-key limit, the admission (per-user limit + cooldown + cache read), the single-flight lock with
-      // the cache's re-read (one script), the user's cache generation (read beside the backend call, not before
-      // it: issue 26 finding 7), then after the answer the cache write (the store script: generation check, entry,
-      // the user's index) and the lock's release.
-      expect((await settled(6)).map((args) => args[0]?.toLowerCase())).toEqual([
-        "evalsha",
-        "evalsha",
-        "evalsha",
-        "get",
-        "evalsha",
-        "evalsha",
-      ]);
+        const miss = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
+        expect(miss.body.metadata.cache).toBe("miss");
+        // (Exact: the per-key limit,) the admission (per-user limit + cooldown + cache read), the single-flight lock
+        // with the cache's re-read (one script), the user's cache generation (read beside the backend call, not before
+        // it: issue 26 finding 7), then after the answer the cache write (the store script: generation check, entry,
+        // the user's index) and the lock's release.
+        expect((await settled(missCommands.length)).map((args) => args[0]?.toLowerCase())).toEqual(
+          missCommands,
+        );
 
-      const hit = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
-      expect(hit.body.metadata.cache).toBe("hit");
-      // The per-key limit and the admission: nothing else.
-      expect((await settled(2)).map((args) => args[0]?.toLowerCase())).toEqual(["evalsha", "evalsha"]);
-    } finally {
-      monitor.disconnect();
-    }
-  });
+        const hit = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
+        expect(hit.body.metadata.cache).toBe("hit");
+        // The admission (and, exact, the per-key limit): nothing else.
+        expect((await settled(hitCommands.length)).map((args) => args[0]?.toLowerCase())).toEqual(
+          hitCommands,
+        );
+      } finally {
+        monitor.disconnect();
+      }
+    },
+  );
 });

@@ -1,6 +1,6 @@
 /**
- * Real `memgate serve` processes for the multi-replica suites (two-process, Cluster, Sentinel): the current sources
- * through tsx (no stale dist/), listening on a free port (PORT=0) read back from the "memgate listening" log line
+ * Real `memgate serve` processes for the multi-replica suites (two-process, Cluster, Sentinel, key-limit sync): the
+ * current sources through tsx (no stale dist/) or the built binary, listening on a free port (PORT=0) read back from the "memgate listening" log line
  * (so LOG_LEVEL must be info or lower). Every process started is stopped by `stopGateway` (SIGTERM, then
  * SIGKILL after 10 s), and killed when the test process exits, whatever happened.
  */
@@ -21,17 +21,29 @@ process.once("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
 
-export async function startGateway(env: Record<string, string>): Promise<Gateway> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--require",
-      "tsx/cjs",
-      "-e",
-      "require('./src/cli/main').main(['serve']).then((c) => { process.exitCode = c; })",
-    ],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
+/**
+ * `from: "sources"` (the default) runs src/ through tsx; `"dist"` runs `node bin/memgate.js serve` as an operator
+ * does (telemetry registered first), on the compiled dist/ — `npm test` builds it before jest; run `npm run build`
+ * before running such a test alone.
+ */
+export async function startGateway(
+  env: Record<string, string>,
+  from: "sources" | "dist" = "sources",
+): Promise<Gateway> {
+  const args =
+    from === "dist"
+      ? [join(ROOT, "bin/memgate.js"), "serve"]
+      : [
+          "--require",
+          "tsx/cjs",
+          "-e",
+          "require('./src/cli/main').main(['serve']).then((c) => { process.exitCode = c; })",
+        ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.add(child);
   child.once("exit", () => running.delete(child));
   let out = "";

@@ -59,13 +59,28 @@ describe("rate limits on Redis", () => {
     await post(h, body()).expect(200);
   });
 
-  test("two gateways on one Redis enforce one per-key limit together", async () => {
-    const a = await redisHarness(PREFIX, { tenants: limitedTenants() });
-    const b = await redisHarness(PREFIX, { tenants: limitedTenants() });
+  test("two gateways on one Redis enforce one per-key limit together, exactly with MEMGATE_KEY_LIMIT_SYNC_MS=0", async () => {
+    const exact = { tenants: limitedTenants(), env: { MEMGATE_KEY_LIMIT_SYNC_MS: "0" } };
+    const a = await redisHarness(PREFIX, exact);
+    const b = await redisHarness(PREFIX, exact);
     open.push(a, b);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await post(i % 2 === 0 ? a : b, body())).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+  });
+
+  test("batched (the default 250 ms): what one gateway admitted counts on the other after an interval", async () => {
+    const a = await redisHarness(PREFIX, { tenants: limitedTenants() });
+    const b = await redisHarness(PREFIX, { tenants: limitedTenants() });
+    open.push(a, b);
+    for (let i = 0; i < 3; i++) await post(a, body()).expect(200);
+    await new Promise((r) => setTimeout(r, 600)); // a's timer reported its 3
+    const limited = await post(b, body()).expect(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(59);
+    expect(limited.headers.ratelimit).toMatch(/^"key";r=0;t=(59|60)$/);
+    const counters = await keysUnder(admin(), `${PREFIX}rl:key:`);
+    expect(counters.length).toBe(1);
+    expect(await admin().get(counters[0] ?? "")).toBe("3");
   });
 
   test("per user (policy rateLimit.perUser) → the RATE_LIMITED fallback, served from the Redis cache", async () => {

@@ -109,6 +109,8 @@ describe("two gateway processes sharing one Redis", () => {
       T_ZEP_KEY: "zep-tenant-key",
       T_OM_KEY: "om-tenant-key",
       MEMGATE_KEY_RATE_LIMIT: "1000/60",
+      // The exact per-key limit (one Redis call per request); the batched default: test/redis/key-limit-sync.test.ts.
+      MEMGATE_KEY_LIMIT_SYNC_MS: "0",
     };
     // Started one after the other: two cold tsx compilations at once are slow on a 2-core machine.
     gateways.push(await startGateway({ ...env, LOG_LEVEL: "info" }));

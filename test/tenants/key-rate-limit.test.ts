@@ -54,6 +54,16 @@ describe("per-key rate limit configuration", () => {
     expect(parseEnv({}).MEMGATE_REDIS_PREFIX).toBe("memgate:");
     expect(() => parseEnv({ MEMGATE_REDIS_PREFIX: "has space" })).toThrow(/^MEMGATE_REDIS_PREFIX: /);
   });
+
+  test("MEMGATE_KEY_LIMIT_SYNC_MS: default 250, 0 (exact) allowed, a bad value names the variable", () => {
+    expect(parseEnv({}).MEMGATE_KEY_LIMIT_SYNC_MS).toBe(250);
+    expect(parseEnv({ MEMGATE_KEY_LIMIT_SYNC_MS: "0" }).MEMGATE_KEY_LIMIT_SYNC_MS).toBe(0);
+    expect(parseEnv({ MEMGATE_KEY_LIMIT_SYNC_MS: "1000" }).MEMGATE_KEY_LIMIT_SYNC_MS).toBe(1000);
+    for (const bad of ["-1", "0.5", "250ms", "1e3", " 250", "60001"])
+      expect(() => parseEnv({ MEMGATE_KEY_LIMIT_SYNC_MS: bad })).toThrow(
+        /^MEMGATE_KEY_LIMIT_SYNC_MS: must be a whole number from 0 to 60000/,
+      );
+  });
 });
 
 /**
