@@ -507,7 +507,7 @@ export class RetrievalService {
       counts === undefined
         ? undefined
         : await this.reinforcementCounts(turn, merged.slice(candidates.length));
-    const second = this.shape(turn, merged, undefined, true, true, mergeCounts(counts, more));
+    const second = this.shape({ ...turn, limit }, merged, undefined, true, true, mergeCounts(counts, more));
     const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
     return keepExpanded(before, after) ? second : undefined;
   }
@@ -556,6 +556,7 @@ export class RetrievalService {
           backend: name,
           explain: turn.explain,
           turnTime: turn.turnTime,
+          asked: turn.limit ?? compiled.policy.retrieval.topK * compiled.policy.retrieval.overfetch,
           ...(req.native === undefined ? {} : { citations: false as const }),
           ...(reinforcement === undefined ? {} : { reinforcement }),
           ...(req.intent === undefined ? {} : { intent: req.intent }),
@@ -600,7 +601,7 @@ export class RetrievalService {
       for (const choice of choices) {
         const { compiled } = choice;
         const candidates = firstCandidates(fetched, takeOf(compiled));
-        const own = { ...turn, compiled };
+        const own = { ...turn, compiled, limit: takeOf(compiled) };
         // Counts are read (the table shows them) but a tried policy's kept memories are not counted.
         const counts = halt === undefined ? await this.reinforcementCounts(own, candidates) : undefined;
         // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
