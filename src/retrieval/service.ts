@@ -664,6 +664,11 @@ export class RetrievalService {
       // The backend is the same for every question: a refusal (not the tenant's backend) is one answer.
       const probe = this.playgroundTurn({ ...req, userId: "", query: "" }, choices);
       if (probe.kind === "refused") return probe;
+      let done = 0;
+      const progress = (line: RecordedCandidates): RecordedCandidates => {
+        req.onProgress?.(++done, req.questions.length);
+        return line;
+      };
       const lines = await mapLimit(req.questions, 4, async (q): Promise<RecordedCandidates> => {
         const base = {
           id: q.id,
@@ -674,14 +679,15 @@ export class RetrievalService {
           limit,
         };
         const turn = this.playgroundTurn({ ...req, userId: q.userId, query: q.query }, choices);
-        if (turn.kind === "refused") return { ...base, results: [], error: turn.detail };
-        if (req.signal?.aborted) return { ...base, results: [], error: "ABORTED" };
+        if (turn.kind === "refused") return progress({ ...base, results: [], error: turn.detail });
+        if (req.signal?.aborted) return progress({ ...base, results: [], error: "ABORTED" });
         const searched =
           this.eligibility(turn) ??
           (await this.playgroundCooldown(turn)) ??
           (await this.fetch(turn, req.signal));
-        if (!("kind" in searched)) return { ...base, results: searched.candidates };
-        return { ...base, results: [], error: searched.kind === "fallback" ? searched.code : searched.kind };
+        if (!("kind" in searched)) return progress({ ...base, results: searched.candidates });
+        const error = searched.kind === "fallback" ? searched.code : searched.kind;
+        return progress({ ...base, results: [], error });
       });
       const reports = choices.map((c) => {
         const { outcomes: _outcomes, ...report } = evaluatePolicy(req.questions, lines, {

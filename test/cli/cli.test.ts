@@ -332,13 +332,7 @@ describe("memgate replay", () => {
     ]);
     expect(changes("top_k").detail).toEqual({ topK: 6, reserve: 0 });
     expect(new Set(changes("top_k").changes.map((c) => c.reason))).toEqual(new Set(["beyond_topK"]));
-    expect(changes("top_k").changes.map((c) => c.id)).toEqual([
-      "m06",
-      "m13",
-      "m10",
-      "m11",
-      "m12",
-    ]);
+    expect(changes("top_k").changes.map((c) => c.id)).toEqual(["m06", "m13", "m10", "m11", "m12"]);
   });
 
   test("interleave: the newest memory comes second although four score higher", () => {

@@ -171,7 +171,13 @@ describe("POST /v1/retrieve — happy paths", () => {
       changes: [{ id: "f2", reason: "duplicate_of:f1" }],
     });
     // The cut to topK is its own stage: one unique memory, topK 1, nothing beyond it here.
-    expect(res.body.trace[3]).toEqual({ stage: "top_k", in: 1, out: 1, changes: [], detail: { topK: 1, reserve: 0 } });
+    expect(res.body.trace[3]).toEqual({
+      stage: "top_k",
+      in: 1,
+      out: 1,
+      changes: [],
+      detail: { topK: 1, reserve: 0 },
+    });
     expect(res.body.trace[5].changes).toEqual([
       {
         id: "f1",

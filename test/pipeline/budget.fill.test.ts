@@ -75,7 +75,13 @@ describe("budget.fill", () => {
     // The topK cut is its own stage in the trace, after dedup.
     const stages = result.trace.map((t) => t.stage);
     expect(stages.slice(0, 4)).toEqual(["fetch", "score_threshold", "deduplication", "top_k"]);
-    expect(result.trace[0]).toEqual({ stage: "fetch", in: 16, out: 16, changes: [], detail: { fetched: 16 } });
+    expect(result.trace[0]).toEqual({
+      stage: "fetch",
+      in: 16,
+      out: 16,
+      changes: [],
+      detail: { fetched: 16 },
+    });
     const dedup = result.trace.find((t) => t.stage === "deduplication");
     expect(dedup).toMatchObject({ in: 16, out: 16, changes: [], detail: { duplicates: 0 } });
     const cut = result.trace.find((t) => t.stage === "top_k");

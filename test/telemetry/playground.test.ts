@@ -55,7 +55,10 @@ describe("playground telemetry", () => {
       .set(ops)
       .send({ userId: "ana", query: "tea", policies: [{ name: "default" }] })
       .expect(200);
-    await request(h.app).post("/v1/playground/eval").set(ops).send({ policies: [{ name: "default" }] });
+    await request(h.app)
+      .post("/v1/playground/eval")
+      .set(ops)
+      .send({ policies: [{ name: "default" }] });
     const paths = h.logs
       .map((l) => JSON.parse(l) as { msg?: string; path?: string })
       .filter((l) => l.msg === "request")

@@ -72,7 +72,9 @@ export const ZEP_LIST_NAMES = Object.keys(ZEP_LISTS) as ZepList[];
  * maximum (50) is clamped to 50 (`clampedFrom` says what was asked, for the `x-memgate-limit` header); anything
  * else that is not an integer from 1 is undefined (sent as it is, for Zep to refuse).
  */
-export function askedLimit(body: Record<string, unknown>): { limit: number; clampedFrom?: number } | undefined {
+export function askedLimit(
+  body: Record<string, unknown>,
+): { limit: number; clampedFrom?: number } | undefined {
   const asked = body.limit === undefined ? ZEP_DEFAULT_LIMIT : body.limit;
   if (typeof asked !== "number" || !Number.isInteger(asked) || asked < 1) return undefined;
   return asked > ZEP_MAX_LIMIT ? { limit: ZEP_MAX_LIMIT, clampedFrom: asked } : { limit: asked };
