@@ -58,6 +58,7 @@ const FIXED_PATHS = new Set([
   "/ui/wire.js",
   "/ui/style.css",
   "/ui/favicon.svg",
+  "/ui/mode",
 ]);
 
 /** `/api/v2/users/u-123/warm` → `/api/v2/users/{id}/warm`. */

@@ -236,13 +236,18 @@ function showDevMode(on: boolean): void {
   ui.devMode.hidden = !on;
 }
 
-/** Before any key: does this gateway run in dev mode? (Its info answers without a key then; else 401, ignored.) */
+/**
+ * Before any key: does this gateway run in dev mode (`GET /ui/mode`, no key needed)? Then any key works: the page
+ * says so and connects with "dev" at once, which lists the local store's users.
+ */
 async function probeDevMode(): Promise<void> {
   try {
-    const got = await api<PlaygroundInfo>("/v1/playground", undefined);
-    if (got.devMode) showDevMode(true);
+    const mode = await api<{ devMode: boolean }>("/ui/mode", undefined);
+    if (!mode.devMode) return;
+    showDevMode(true);
+    if (currentKey() === undefined) await connect("dev");
   } catch {
-    // Not dev mode, or no playground: the page waits for a key.
+    // No answer: the page waits for a key.
   }
 }
 

@@ -48,6 +48,7 @@ describe("playground telemetry", () => {
     h.zep.acme?.setUser("ana", [makeCandidate({ id: "r1", content: "Ana orders tea.", score: 0.9 })]);
     await request(h.app).get("/ui").expect(200);
     await request(h.app).get("/ui/app.js").expect(200);
+    await request(h.app).get("/ui/mode").expect(200);
     await request(h.app).get("/v1/playground").set(ops).expect(200);
     await request(h.app).post("/v1/playground/validate").set(ops).send({ text: "name: x\nversion: 1\n" });
     await request(h.app)
@@ -66,6 +67,7 @@ describe("playground telemetry", () => {
     expect(paths).toEqual([
       "/ui",
       "/ui/app.js",
+      "/ui/mode",
       "/v1/playground",
       "/v1/playground/validate",
       "/v1/playground/compare",

@@ -161,6 +161,11 @@ export function playgroundRoutes(deps: {
     res.setHeader("cache-control", "no-cache");
     res.sendFile(join(uiDir, "index.html"));
   });
+  // Whether any key works (dev mode): the page asks before it has a key, to say so. Nothing else, no key needed.
+  router.get("/ui/mode", function playgroundMode(_req, res) {
+    res.setHeader("cache-control", "no-store");
+    res.json({ devMode: deps.tenants.devMode });
+  });
   router.use("/ui", page);
 
   const admin = [authenticate(deps.tenants), rateLimitKey(deps.keyLimits), requireScope("admin")];
