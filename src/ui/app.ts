@@ -1,5 +1,5 @@
 /**
- * The policy playground page (served at /ui from dist/ui; README "Policy playground"). Plain DOM, no framework,
+ * The policy playground page (served at /ui from dist/ui; docs/playground.md). Plain DOM, no framework,
  * no inline script or style (the page's CSP allows only its own files): every call goes to the admin API under
  * /v1/playground with the key the user pasted, as `Authorization: Bearer <key>`. The keys live in this tab's
  * sessionStorage, one per tenant, and nowhere else.

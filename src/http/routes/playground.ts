@@ -1,5 +1,5 @@
 /**
- * The policy playground's door (README "Policy playground"): the page at /ui (static files from dist/ui, built from
+ * The policy playground's door (docs/playground.md; its API: docs/api.md#playground-api): the page at /ui (static files from dist/ui, built from
  * src/ui by `npm run build`) and its admin-scoped JSON API under /v1/playground. The API only translates: the
  * comparison and the eval run in the retrieval core (src/retrieval/service.ts `compare`, `evaluate`), the policy
  * text is checked as `memgate policy validate` checks a file (src/policy/compile.ts `checkPolicyText`).
