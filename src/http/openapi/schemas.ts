@@ -72,7 +72,9 @@ export const playgroundInfoSchema = z
     devMode: z.boolean().meta({ description: "Dev mode (no tenants file): any key works." }),
     users: z
       .array(z.string())
-      .meta({ description: "In dev mode the embedded local store's users (sorted, at most 200); else empty." }),
+      .meta({
+        description: "In dev mode the embedded local store's users (sorted, at most 200); else empty.",
+      }),
   })
   .meta({ id: "PlaygroundInfo" });
 
