@@ -70,11 +70,9 @@ export const playgroundInfoSchema = z
     editorFile: z.string(),
     golden: z.object({ questions: z.int().min(0) }).nullable(),
     devMode: z.boolean().meta({ description: "Dev mode (no tenants file): any key works." }),
-    users: z
-      .array(z.string())
-      .meta({
-        description: "In dev mode the embedded local store's users (sorted, at most 200); else empty.",
-      }),
+    users: z.array(z.string()).meta({
+      description: "In dev mode the embedded local store's users (sorted, at most 200); else empty.",
+    }),
   })
   .meta({ id: "PlaygroundInfo" });
 
