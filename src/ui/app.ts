@@ -574,8 +574,9 @@ function renderRun(run: Run): HTMLElement {
       run.maxTokens,
       `${used} of ${run.maxTokens} tokens used`,
     ),
+    // The share rounded down: a budget 99.6 % used never reads "100 %".
     h("p", {
-      text: `${used} / ${run.maxTokens} tokens (${run.tokenizer}), ${Math.round((used / run.maxTokens) * 100)} % of the budget; one segment per kept memory.`,
+      text: `${used} / ${run.maxTokens} tokens (${run.tokenizer}), ${Math.floor((used / run.maxTokens) * 100)} % of the budget; one segment per kept memory.`,
     }),
   );
 
