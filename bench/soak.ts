@@ -6,7 +6,7 @@
  * at the end of the warm-up and at the end (must stay flat). Exits 1 when any of that fails.
  *
  *   npx tsx bench/soak.ts                      45 s at 200 req/s (the CI form)
- *   npx tsx bench/soak.ts --duration 300       the long run the README quotes
+ *   npx tsx bench/soak.ts --duration 300       the long run docs/benchmarks.md quotes
  *   npx tsx bench/soak.ts --rate 100 --json    also print one JSON line (last line of the output)
  *   --heap-bound-mb N                          allowed heap growth (default 16)
  *

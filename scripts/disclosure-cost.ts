@@ -1,6 +1,6 @@
 /**
- * The token cost of each progressive-disclosure layer on the long-conversation golden set (README, "Agents
- * (MCP)"): every question of eval/golden/long through the real retrieval core (buildServices, the embedded local
+ * The token cost of each progressive-disclosure layer on the long-conversation golden set
+ * (docs/eval.md#what-each-disclosure-layer-costs): every question of eval/golden/long through the real retrieval core (buildServices, the embedded local
  * store loaded with the set's memories, the shipped policies/default.yaml) with `detail: "index"` — one call gives
  * the full payload and its index —, then a timeline (window 3) around and the details of the first memory.
  * Tokens are the shipped policy's tokenizer's (o200k_base). The only change to the shipped policy: its per-user

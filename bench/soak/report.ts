@@ -28,7 +28,7 @@ const counts = (m: Map<string | number, number>) =>
     .map(([k, v]) => `${k} ${int(v)}`)
     .join(" · ") || "—";
 
-/** The human summary (the figures the README quotes). */
+/** The human summary (the figures docs/benchmarks.md quotes). */
 export function formatReport(r: SoakResult, v: Verdict): string {
   const s = r.stats;
   const sorted = Float64Array.from(s.latencies).sort();

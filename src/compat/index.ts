@@ -2,7 +2,7 @@
  * Drop-in compatibility (docs/adopting.md): existing Zep and OpenMemory clients keep their SDKs and change only the
  * base URL. Zep v3 lives under `/api/v2` (./zep), OpenMemory at the root (`/memory/*`, `/users/*`, `/health`,
  * `/sectors`; ./openmemory). Neither touches `/v1/*`, `/healthz`, `/readyz` or `/metrics`.
- * How a client adopts memgate: README.md, "Adopting memgate"; the request path: docs/request-lifecycle.md.
+ * How a client adopts memgate: README.md, "The doors", and docs/adopting.md; the request path: docs/request-lifecycle.md.
  */
 import { Router } from "express";
 import type { HotRoute } from "../http/hot";

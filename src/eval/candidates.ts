@@ -17,7 +17,7 @@ import { type GoldenQuestion, GoldenSetError, parseJsonl, readEvalFile } from ".
  *
  * `limit` is how many candidates were asked for; each policy takes the first `topK × overfetch` of them (a
  * backend ranks best first, so that is what it would have fetched itself — except rank-based scores such as
- * Zep's non-cross-encoder ones, which depend on the window; see README "Running against Zep Cloud").
+ * Zep's non-cross-encoder ones, which depend on the window; see docs/backends.md#running-against-zep-cloud).
  */
 export const recordedLineSchema = z.strictObject({
   id: z.string().min(1).max(128),

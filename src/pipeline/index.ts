@@ -44,6 +44,8 @@ export interface PipelineInput {
   reinforcement?: ReinforcementCounts;
   /** The caller's own reading of the question (MCP `search_memory`'s `intent`): replaces the detected intent. */
   intent?: Intent;
+  /** How many candidates were asked of the backend (the explain trace's `fetch` stage says so beside what came). */
+  asked?: number;
 }
 
 export interface PipelineResult {
@@ -90,6 +92,29 @@ export function toWorkItem(c: Candidate): WorkItem {
 }
 
 /**
+ * The dedup stage's trace as two entries: `deduplication` (duplicates removed) and `top_k` (the cut to the best
+ * `topK`, with `budget.fill`'s reserve; `beyond_topK` / `beyond_maxMemories`). Trace only: the applied filter and
+ * the span stay one step.
+ */
+export function splitTopK(t: StageTrace | undefined): StageTrace[] {
+  if (t === undefined) return [];
+  const { topK, reserve, ...rest } = t.detail ?? {};
+  if (topK === undefined) return [t];
+  const duplicates = t.changes.filter((c) => c.reason.startsWith("duplicate_of:"));
+  const unique = t.in - duplicates.length;
+  return [
+    { stage: t.stage, in: t.in, out: unique, changes: duplicates, detail: rest },
+    {
+      stage: "top_k",
+      in: unique,
+      out: t.out,
+      changes: t.changes.filter((c) => !c.reason.startsWith("duplicate_of:")),
+      detail: reserve === undefined ? { topK } : { topK, reserve },
+    },
+  ];
+}
+
+/**
  * Watches a pipeline run from outside (telemetry: one span per stage). The pipeline never reads a clock itself:
  * the observer brings one. Observing changes nothing in the result.
  */
@@ -114,6 +139,16 @@ export function runPipeline(
   // Each memory cut to what the budget could ever use before any stage walks it (./bound.ts).
   const workBound = workBoundChars(policy.retrieval.maxTokens);
   let items = input.candidates.map((c) => boundWork(toWorkItem(c), workBound));
+  // The explain trace starts with what the backend returned (and what was asked of it): a stage of the trace
+  // only — no applied filter, no span (docs/policy.md#the-explain-trace).
+  const fetched = input.candidates.length;
+  trace.push({
+    stage: "fetch",
+    in: fetched,
+    out: fetched,
+    changes: [],
+    detail: input.asked === undefined ? { fetched } : { asked: input.asked, fetched },
+  });
   /** `rewrites`: the stage may rewrite contents, which are then redacted again (`redactRewritten`). */
   const run = (filter: string, stage: () => StageResult, rewrites = false) => {
     const startedAt = observer?.now() ?? 0;
@@ -147,6 +182,9 @@ export function runPipeline(
     detected !== undefined && input.intent !== undefined ? { ...detected, intent: input.intent } : detected;
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
+  // Without ranking the dedup stage also cuts to the best topK: its own entry in the trace (with ranking, the
+  // select stage is the cut).
+  if (!ranking) trace.push(...splitTopK(trace.pop()));
   let similarity: (a: string, b: string) => number = () => 0;
   let rankContext: RankContext | undefined;
   let reinforced: { available: boolean } | undefined;

@@ -123,7 +123,10 @@ export type TraceReason =
 
 /** Why the clip stage kept a sentence (explain). */
 export interface KeptSentence {
-  /** 0-based index of the sentence in the memory. */
+  /**
+   * Which sentence of the memory: in the explain trace 1-based (the first sentence is 1), as the API and the
+   * playground show it; `selectSentences` (stages/clip.ts) works on 0-based indexes and the clip stage converts.
+   */
   sentence: number;
   /**
    * `match`: among the best matches for the query (`score`, `terms`); `context`: next to a kept match, filling
@@ -145,10 +148,14 @@ export interface TraceChange {
 }
 
 export type StageName =
+  /** Explain only: what the backend returned (detail `fetched`, and `asked` when the caller said). */
+  | "fetch"
   | "redaction"
   | "injection"
   | "score_threshold"
   | "deduplication"
+  /** Explain only: the cut to the best topK after dedup (without ranking; with ranking `select` cuts). */
+  | "top_k"
   | "interleave"
   | "rank"
   | "select"

@@ -79,7 +79,7 @@ export class RedisConnection {
     this.cluster = target.kind === "cluster";
     // Auto-pipelining: the commands of concurrent requests (limits, admissions, cache writes) issued in one turn
     // of the event loop leave in one socket write, flushed in a setImmediate. Each write to Redis is a system call
-    // (~20 µs of CPU on the bench machine, two per cache hit: README, "The Zep path and the cache hit"). The price:
+    // (~20 µs of CPU on the bench machine, two per cache hit: docs/benchmarks.md#the-zep-path-and-the-cache-hit-against-their-floors). The price:
     // ioredis keeps one batch in flight per connection, so under load a command may wait for the batch before it
     // (up to one round trip). Never on a Cluster, where a batch's redirections would not all be followed.
     if (opts.autoPipelining === true && !this.cluster) node.enableAutoPipelining = true;

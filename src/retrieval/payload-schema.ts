@@ -78,7 +78,7 @@ export const citationSchema = z
   .meta({ id: "Citation" });
 
 const keptSentenceSchema = z.object({
-  sentence: z.int().min(0),
+  sentence: z.int().min(1),
   why: z.enum(["match", "context", "leading"]),
   score: z.number(),
   terms: z.array(z.string()).optional(),
@@ -96,10 +96,12 @@ const traceChangeSchema = z.object({
 export const stageTraceSchema = z
   .object({
     stage: z.enum([
+      "fetch",
       "redaction",
       "injection",
       "score_threshold",
       "deduplication",
+      "top_k",
       "interleave",
       "rank",
       "select",

@@ -87,6 +87,8 @@ export interface EvaluationRequest {
   budgets?: readonly number[] | undefined;
   /** The caller's request closed (a closed tab): no more searches go out. */
   signal?: AbortSignal | undefined;
+  /** After each question's search (done or failed): how many of the questions are done. */
+  onProgress?: ((done: number, total: number) => void) | undefined;
 }
 
 export interface Evaluation {

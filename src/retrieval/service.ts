@@ -550,7 +550,7 @@ export class RetrievalService {
       counts === undefined
         ? undefined
         : await this.reinforcementCounts(turn, merged.slice(candidates.length));
-    const second = this.shape(turn, merged, undefined, true, true, mergeCounts(counts, more));
+    const second = this.shape({ ...turn, limit }, merged, undefined, true, true, mergeCounts(counts, more));
     const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
     return keepExpanded(before, after) ? second : undefined;
   }
@@ -599,6 +599,7 @@ export class RetrievalService {
           backend: name,
           explain: turn.explain,
           turnTime: turn.turnTime,
+          asked: turn.limit ?? compiled.policy.retrieval.topK * compiled.policy.retrieval.overfetch,
           ...(req.native === undefined ? {} : { citations: false as const }),
           ...(reinforcement === undefined ? {} : { reinforcement }),
           ...(req.intent === undefined ? {} : { intent: req.intent }),
@@ -643,7 +644,7 @@ export class RetrievalService {
       for (const choice of choices) {
         const { compiled } = choice;
         const candidates = firstCandidates(fetched, takeOf(compiled));
-        const own = { ...turn, compiled };
+        const own = { ...turn, compiled, limit: takeOf(compiled) };
         // Counts are read (the table shows them) but a tried policy's kept memories are not counted.
         const counts = halt === undefined ? await this.reinforcementCounts(own, candidates) : undefined;
         // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
@@ -706,6 +707,11 @@ export class RetrievalService {
       // The backend is the same for every question: a refusal (not the tenant's backend) is one answer.
       const probe = this.playgroundTurn({ ...req, userId: "", query: "" }, choices);
       if (probe.kind === "refused") return probe;
+      let done = 0;
+      const progress = (line: RecordedCandidates): RecordedCandidates => {
+        req.onProgress?.(++done, req.questions.length);
+        return line;
+      };
       const lines = await mapLimit(req.questions, 4, async (q): Promise<RecordedCandidates> => {
         const base = {
           id: q.id,
@@ -716,14 +722,15 @@ export class RetrievalService {
           limit,
         };
         const turn = this.playgroundTurn({ ...req, userId: q.userId, query: q.query }, choices);
-        if (turn.kind === "refused") return { ...base, results: [], error: turn.detail };
-        if (req.signal?.aborted) return { ...base, results: [], error: "ABORTED" };
+        if (turn.kind === "refused") return progress({ ...base, results: [], error: turn.detail });
+        if (req.signal?.aborted) return progress({ ...base, results: [], error: "ABORTED" });
         const searched =
           this.eligibility(turn) ??
           (await this.playgroundCooldown(turn)) ??
           (await this.fetch(turn, req.signal));
-        if (!("kind" in searched)) return { ...base, results: searched.candidates };
-        return { ...base, results: [], error: searched.kind === "fallback" ? searched.code : searched.kind };
+        if (!("kind" in searched)) return progress({ ...base, results: searched.candidates });
+        const error = searched.kind === "fallback" ? searched.code : searched.kind;
+        return progress({ ...base, results: [], error });
       });
       const reports = choices.map((c) => {
         const { outcomes: _outcomes, ...report } = evaluatePolicy(req.questions, lines, {

@@ -47,6 +47,18 @@ const FIXED_PATHS = new Set([
   "/readyz",
   "/metrics",
   "/memory/query",
+  // The policy playground (its API and its page's files): readable in the access log, never `/v1/{id}/{id}`.
+  "/v1/playground",
+  "/v1/playground/validate",
+  "/v1/playground/compare",
+  "/v1/playground/eval",
+  "/ui",
+  "/ui/",
+  "/ui/app.js",
+  "/ui/wire.js",
+  "/ui/style.css",
+  "/ui/favicon.svg",
+  "/ui/mode",
 ]);
 
 /** `/api/v2/users/u-123/warm` → `/api/v2/users/{id}/warm`. */

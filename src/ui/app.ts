@@ -1,5 +1,5 @@
 /**
- * The policy playground page (served at /ui from dist/ui; README "Policy playground"). Plain DOM, no framework,
+ * The policy playground page (served at /ui from dist/ui; docs/playground.md). Plain DOM, no framework,
  * no inline script or style (the page's CSP allows only its own files): every call goes to the admin API under
  * /v1/playground with the key the user pasted, as `Authorization: Bearer <key>`. The keys live in this tab's
  * sessionStorage, one per tenant, and nowhere else.
@@ -7,6 +7,7 @@
 import type {
   Comparison,
   EvalAnswer,
+  EvalLine,
   Memory,
   PlaygroundInfo,
   Problem,
@@ -54,6 +55,10 @@ const ui = {
   policyA: byId("policy-a", HTMLSelectElement),
   policyB: byId("policy-b", HTMLSelectElement),
   compare: byId("compare", HTMLButtonElement),
+  compareError: byId("compare-error", HTMLOutputElement),
+  devMode: byId("dev-mode", HTMLElement),
+  users: byId("users", HTMLDataListElement),
+  devUsers: byId("dev-users", HTMLParagraphElement),
   text: byId("policy-text", HTMLTextAreaElement),
   validation: byId("validation", HTMLOutputElement),
   results: byId("results", HTMLElement),
@@ -62,6 +67,9 @@ const ui = {
   evalSection: byId("eval", HTMLElement),
   evalAbout: byId("eval-about", HTMLParagraphElement),
   evalRun: byId("eval-run", HTMLButtonElement),
+  evalCancel: byId("eval-cancel", HTMLButtonElement),
+  evalProgress: byId("eval-progress", HTMLProgressElement),
+  evalStatus: byId("eval-status", HTMLOutputElement),
   evalBudgets: byId("eval-budgets", HTMLInputElement),
   evalResult: byId("eval-result", HTMLDivElement),
   shadowSection: byId("shadow", HTMLElement),
@@ -120,29 +128,62 @@ function currentKey(): string | undefined {
   return keys()[ui.tenant.value];
 }
 
-async function api<T>(path: string, key: string, body?: unknown): Promise<T> {
+/** A request to the API: the key as `Authorization: Bearer` (none: no header), JSON in. */
+function requestInit(key: string | undefined, body?: unknown, extra: RequestInit = {}): RequestInit {
+  const headers: Record<string, string> = {};
+  if (key !== undefined) headers.authorization = `Bearer ${key}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
   const init: RequestInit = {
     method: body === undefined ? "GET" : "POST",
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
+    headers,
     credentials: "omit",
     cache: "no-store",
+    ...extra,
   };
   if (body !== undefined) init.body = JSON.stringify(body);
-  let res: Response;
+  return init;
+}
+
+function problemMessage(status: number, problem: Partial<Problem> | undefined, fallback: string): string {
+  return `${status} ${problem?.code ?? ""}: ${problem?.detail ?? fallback}`.trim();
+}
+
+async function send(path: string, init: RequestInit): Promise<Response> {
   try {
-    res = await fetch(path, init);
-  } catch {
+    return await fetch(path, init);
+  } catch (err) {
+    if (err instanceof DOMException && err.name === "AbortError") throw err;
     throw new ApiError("the gateway did not answer");
   }
+}
+
+async function api<T>(path: string, key: string | undefined, body?: unknown): Promise<T> {
+  const res = await send(path, requestInit(key, body));
   const json: unknown = await res.json().catch(() => undefined);
-  if (!res.ok) {
-    const problem = json as Partial<Problem> | undefined;
-    throw new ApiError(`${res.status} ${problem?.code ?? ""}: ${problem?.detail ?? res.statusText}`.trim());
-  }
+  if (!res.ok) throw new ApiError(problemMessage(res.status, json as Partial<Problem>, res.statusText));
   return json as T;
+}
+
+/**
+ * Numbers shown side by side with a threshold they are compared with: as many decimals (2 to 6) as it takes for
+ * the rounded figures to compare as the true ones do — never "0.50 < 0.5" for 0.4962 against 0.5.
+ */
+function digitsFor(value: number, threshold: number): number {
+  const truth = Math.sign(value - threshold);
+  for (let d = 2; d <= 6; d++) {
+    if (Math.sign(Number(value.toFixed(d)) - Number(threshold.toFixed(d))) === truth) return d;
+  }
+  return 6;
+}
+
+/** `value` with the decimals `digitsFor` asks for against `threshold` (two without one). */
+function fixedAgainst(value: number, threshold: number | undefined): string {
+  return value.toFixed(threshold === undefined ? 2 : digitsFor(value, threshold));
+}
+
+/** A threshold as written in the policy (0.5 stays 0.5), or "?" when the trace has none. */
+function thresholdText(threshold: unknown): string {
+  return typeof threshold === "number" ? String(threshold) : "?";
 }
 
 // --- connection: keys per tenant ---
@@ -174,6 +215,14 @@ function applyInfo(next: PlaygroundInfo): void {
   options(ui.policyA, [...names, [EDITOR, "editor (the text below)"]], [next.defaultPolicy]);
   const other = next.policies.find((p) => p.name !== next.defaultPolicy)?.name ?? "";
   options(ui.policyB, [["", "— none —"], ...names, [EDITOR, "editor (the text below)"]], [other]);
+  showDevMode(next.devMode);
+  ui.users.replaceChildren(...next.users.map((u) => h("option", { attrs: { value: u } })));
+  ui.devUsers.hidden = !next.devMode;
+  ui.devUsers.textContent = next.devMode
+    ? next.users.length === 0
+      ? "Dev mode: the local store has no users yet."
+      : `Dev mode: users in the local store: ${next.users.join(", ")}.`
+    : "";
   ui.evalSection.hidden = next.golden === null;
   if (next.golden !== null) {
     ui.evalAbout.textContent = `${next.golden.questions} questions from the configured golden set; candidates fetched from the selected backend.`;
@@ -183,6 +232,29 @@ function applyInfo(next: PlaygroundInfo): void {
   );
   validateSoon(0);
   void loadShadow();
+}
+
+/** Dev mode (no tenants file): the key field says any key works, and an empty key is sent as "dev". */
+let devMode = false;
+
+function showDevMode(on: boolean): void {
+  devMode = on;
+  ui.devMode.hidden = !on;
+}
+
+/**
+ * Before any key: does this gateway run in dev mode (`GET /ui/mode`, no key needed)? Then any key works: the page
+ * says so and connects with "dev" at once, which lists the local store's users.
+ */
+async function probeDevMode(): Promise<void> {
+  try {
+    const mode = await api<{ devMode: boolean }>("/ui/mode", undefined);
+    if (!mode.devMode) return;
+    showDevMode(true);
+    if (currentKey() === undefined) await connect("dev");
+  } catch {
+    // No answer: the page waits for a key.
+  }
 }
 
 async function connect(key: string): Promise<void> {
@@ -200,7 +272,7 @@ async function connect(key: string): Promise<void> {
 
 ui.keyForm.addEventListener("submit", (event) => {
   event.preventDefault();
-  const key = ui.key.value.trim();
+  const key = ui.key.value.trim() || (devMode ? "dev" : "");
   if (key === "") {
     setStatus("key: paste an admin API key first", true);
     ui.key.focus();
@@ -277,6 +349,7 @@ async function compare(): Promise<void> {
     return;
   }
   ui.compare.disabled = true;
+  ui.compareError.textContent = "";
   setStatus("Comparing…");
   try {
     const answer = await api<Comparison>("/v1/playground/compare", key, {
@@ -288,10 +361,20 @@ async function compare(): Promise<void> {
     render(answer);
     setStatus(`Compared ${answer.runs.length} polic${answer.runs.length === 1 ? "y" : "ies"}.`);
   } catch (err) {
-    setStatus(err instanceof Error ? err.message : String(err), true);
+    // A failed comparison leaves no result behind that could be read as its own; the error stands by the button.
+    clearResults();
+    const message = err instanceof Error ? err.message : String(err);
+    ui.compareError.textContent = `Compare failed: ${message}`;
+    setStatus(`Compare failed: ${message}`, true);
   } finally {
     ui.compare.disabled = false;
   }
+}
+
+function clearResults(): void {
+  ui.results.hidden = true;
+  ui.summary.replaceChildren();
+  ui.runs.replaceChildren();
 }
 
 function render(c: Comparison): void {
@@ -338,8 +421,11 @@ function isDrop(reason: string): boolean {
 function explainChange(stage: StageTrace, change: TraceChange, score: number | undefined): string {
   const { reason } = change;
   const d = stage.detail ?? {};
-  if (reason === "below_min_score")
-    return `below_min_score: score ${score?.toFixed(2) ?? "?"} < minScore ${d.minScore}`;
+  if (reason === "below_min_score") {
+    const min = typeof d.minScore === "number" ? d.minScore : undefined;
+    const shown = score === undefined ? "?" : fixedAgainst(score, min);
+    return `below_min_score: score ${shown} < minScore ${thresholdText(d.minScore)}`;
+  }
   if (reason.startsWith("duplicate_of:")) return `${reason}: the same memory as ${reason.slice(13)}`;
   if (reason === "beyond_topK") return `beyond_topK: after the ${d.topK ?? "topK"} best`;
   if (reason === "beyond_maxMemories") return "beyond_maxMemories: budget.maxMemories reached";
@@ -349,7 +435,7 @@ function explainChange(stage: StageTrace, change: TraceChange, score: number | u
   if (reason === "truncated_by_budget") return `truncated_by_budget: cut to fit ${d.maxTokens} tokens`;
   if (reason === "clipped" && change.sentences !== undefined) {
     const kept = change.sentences.kept
-      .map((k) => `#${k.sentence + 1} (${k.why}${k.terms?.length ? `: ${k.terms.join(", ")}` : ""})`)
+      .map((k) => `#${k.sentence} (${k.why}${k.terms?.length ? `: ${k.terms.join(", ")}` : ""})`)
       .join(", ");
     return `clipped: kept sentence ${kept} of ${change.sentences.total}`;
   }
@@ -456,6 +542,13 @@ function renderSignals(
   return scroller;
 }
 
+/** A funnel row's figures: in → out, and for the fetch stage what was fetched of what was asked. */
+function stageCounts(s: StageTrace): string {
+  if (s.stage !== "fetch") return `${s.in} → ${s.out}`;
+  const asked = s.detail?.asked;
+  return `${s.out} fetched${typeof asked === "number" ? ` (asked ${asked})` : ""}`;
+}
+
 function renderRun(run: Run): HTMLElement {
   const { payload } = run;
   const trace = payload.trace ?? [];
@@ -473,7 +566,7 @@ function renderRun(run: Run): HTMLElement {
         {},
         h("span", { text: s.stage }),
         bar([s.out, s.in - s.out], widest, `${s.stage}: ${s.in} in, ${s.out} out`),
-        h("span", { text: `${s.in} → ${s.out}` }),
+        h("span", { text: stageCounts(s) }),
       ),
     ),
   );
@@ -487,8 +580,9 @@ function renderRun(run: Run): HTMLElement {
       run.maxTokens,
       `${used} of ${run.maxTokens} tokens used`,
     ),
+    // The share rounded down: a budget 99.6 % used never reads "100 %".
     h("p", {
-      text: `${used} / ${run.maxTokens} tokens (${run.tokenizer}), ${Math.round((used / run.maxTokens) * 100)} % of the budget; one segment per kept memory.`,
+      text: `${used} / ${run.maxTokens} tokens (${run.tokenizer}), ${Math.floor((used / run.maxTokens) * 100)} % of the budget; one segment per kept memory.`,
     }),
   );
 
@@ -502,6 +596,8 @@ function renderRun(run: Run): HTMLElement {
     }
   }
 
+  const minScore = trace.find((s) => s.stage === "score_threshold")?.detail?.minScore;
+  const threshold = typeof minScore === "number" ? minScore : undefined;
   const rows = run.candidates.map((cand) => {
     const memory = kept.get(cand.id);
     const list = changes.get(cand.id) ?? [];
@@ -524,7 +620,7 @@ function renderRun(run: Run): HTMLElement {
       "tr",
       { attrs: { "data-id": cand.id, "data-state": state } },
       h("td", {}, h("code", { text: cand.id })),
-      h("td", { text: cand.score.toFixed(2) }),
+      h("td", { text: fixedAgainst(cand.score, threshold) }),
       h("td", {}, h("div", { class: `state-${state}`, text: state }), why),
       h("td", { class: dropped ? "muted" : "", text: memory?.content ?? cand.content }),
     );
@@ -595,11 +691,66 @@ function renderRun(run: Run): HTMLElement {
 
 ui.evalRun.addEventListener("click", () => void runEval());
 
+/** The running eval's controller: Cancel aborts the request, and the server stops searching when it closes. */
+let evalRunning: AbortController | undefined;
+
+ui.evalCancel.addEventListener("click", () => evalRunning?.abort());
+
+function showProgress(done: number, total: number): void {
+  ui.evalProgress.hidden = false;
+  ui.evalProgress.max = Math.max(1, total);
+  ui.evalProgress.value = done;
+  ui.evalStatus.textContent = `${done} / ${total} questions searched`;
+}
+
+/** POST /v1/playground/eval as NDJSON: progress lines, then the answer (or a problem). */
+async function evalStream(key: string, body: unknown, signal: AbortSignal): Promise<EvalAnswer> {
+  const res = await send(
+    "/v1/playground/eval",
+    requestInit(key, body, {
+      signal,
+      headers: {
+        authorization: `Bearer ${key}`,
+        accept: "application/x-ndjson",
+        "content-type": "application/json",
+      },
+    }),
+  );
+  if (!res.ok || res.body === null) {
+    const json: unknown = await res.json().catch(() => undefined);
+    throw new ApiError(problemMessage(res.status, json as Partial<Problem>, res.statusText));
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (value !== undefined) buffered += value;
+    let nl = buffered.indexOf("\n");
+    while (nl >= 0) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      nl = buffered.indexOf("\n");
+      if (line === "") continue;
+      const parsed = JSON.parse(line) as EvalLine;
+      if ("progress" in parsed) showProgress(parsed.progress.done, parsed.progress.total);
+      else if ("result" in parsed) return parsed.result;
+      else throw new ApiError(`${parsed.problem.code}: ${parsed.problem.detail}`);
+    }
+    if (done) throw new ApiError("the gateway closed the answer before its end");
+  }
+}
+
 async function runEval(): Promise<void> {
   const key = currentKey();
   if (key === undefined) return;
+  const controller = new AbortController();
+  evalRunning = controller;
   ui.evalRun.disabled = true;
-  ui.evalResult.replaceChildren(h("p", { text: "Running…" }));
+  ui.evalCancel.hidden = false;
+  ui.evalCancel.disabled = false;
+  ui.evalStatus.textContent = "Starting…";
+  ui.evalProgress.hidden = true;
+  ui.evalResult.replaceChildren();
   // "300, 450,800" → [300, 450, 800]; the server checks each as a policy's retrieval.maxTokens.
   const budgets = ui.evalBudgets.value
     .split(",")
@@ -607,11 +758,16 @@ async function runEval(): Promise<void> {
     .filter((s) => s !== "")
     .map(Number);
   try {
-    const answer = await api<EvalAnswer>("/v1/playground/eval", key, {
-      ...(ui.backend.value === "" ? {} : { backend: ui.backend.value }),
-      policies: chosenPolicies(),
-      ...(budgets.length === 0 ? {} : { budgets }),
-    });
+    const answer = await evalStream(
+      key,
+      {
+        ...(ui.backend.value === "" ? {} : { backend: ui.backend.value }),
+        policies: chosenPolicies(),
+        ...(budgets.length === 0 ? {} : { budgets }),
+      },
+      controller.signal,
+    );
+    ui.evalStatus.textContent = `Done: ${answer.questions} questions.`;
     ui.evalResult.replaceChildren(
       figuresTable(
         answer.table,
@@ -626,11 +782,21 @@ async function runEval(): Promise<void> {
     }
     if (answer.chart !== undefined) ui.evalResult.append(chartImage(answer.chart));
   } catch (err) {
+    const cancelled = controller.signal.aborted;
+    ui.evalStatus.textContent = cancelled ? "Cancelled: the gateway stopped searching." : "";
     ui.evalResult.replaceChildren(
-      h("p", { class: "error", text: err instanceof Error ? err.message : String(err) }),
+      cancelled
+        ? h("p", { class: "muted", text: "Eval cancelled; no figures." })
+        : h("p", {
+            class: "error",
+            text: `Eval failed: ${err instanceof Error ? err.message : String(err)}`,
+          }),
     );
   } finally {
+    if (evalRunning === controller) evalRunning = undefined;
     ui.evalRun.disabled = false;
+    ui.evalCancel.hidden = true;
+    ui.evalProgress.hidden = true;
   }
 }
 
@@ -752,4 +918,7 @@ const known = Object.keys(keys()).sort();
 fillTenants(known[0]);
 const first = currentKey();
 if (first !== undefined) void connect(first);
-else validateSoon(0);
+else {
+  validateSoon(0);
+  void probeDevMode();
+}

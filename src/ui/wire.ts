@@ -13,7 +13,17 @@ export interface PlaygroundInfo {
   editorFile: string;
   /** Whether a golden set is configured and its size; never its file or users (any tenant's admin reads this). */
   golden: { questions: number } | null;
+  /** Dev mode (no tenants file): any key works. */
+  devMode: boolean;
+  /** In dev mode, the users of the local store (sorted); otherwise empty. */
+  users: string[];
 }
+
+/** One line of the eval's NDJSON answer (`Accept: application/x-ndjson`). */
+export type EvalLine =
+  | { progress: { done: number; total: number } }
+  | { result: EvalAnswer }
+  | { problem: Problem };
 
 export interface Validation {
   ok: boolean;

@@ -278,18 +278,23 @@ describe("memgate replay", () => {
       "clip",
       "token_budget",
     ]);
+    // The trace also shows what was fetched and the topK cut as its own stage (explain only).
     expect(payload.trace?.map((t) => t.stage)).toEqual([
+      "fetch",
       "redaction",
       "score_threshold",
       "deduplication",
+      "top_k",
       "interleave",
       "clip",
       "token_budget",
     ]);
     expect(payload.trace?.map((t) => [t.in, t.out])).toEqual([
       [14, 14],
+      [14, 14],
       [14, 13],
-      [13, 6],
+      [13, 11],
+      [11, 6],
       [6, 6],
       [6, 6],
       [6, 4],
@@ -321,18 +326,13 @@ describe("memgate replay", () => {
 
   test("threshold and dedup: below_min_score, exact and near duplicates, beyond_topK", () => {
     expect(changes("score_threshold").changes).toEqual([{ id: "m08", reason: "below_min_score" }]);
-    const dedup = changes("deduplication").changes;
-    expect(dedup.filter((c) => c.reason.startsWith("duplicate_of:"))).toEqual([
+    expect(changes("deduplication").changes).toEqual([
       { id: "m02", reason: "duplicate_of:m01" }, // other case, spaces and "!!"
       { id: "m03", reason: "duplicate_of:m01" }, // same text and score, older
     ]);
-    expect(dedup.filter((c) => c.reason === "beyond_topK").map((c) => c.id)).toEqual([
-      "m06",
-      "m13",
-      "m10",
-      "m11",
-      "m12",
-    ]);
+    expect(changes("top_k").detail).toEqual({ topK: 6, reserve: 0 });
+    expect(new Set(changes("top_k").changes.map((c) => c.reason))).toEqual(new Set(["beyond_topK"]));
+    expect(changes("top_k").changes.map((c) => c.id)).toEqual(["m06", "m13", "m10", "m11", "m12"]);
   });
 
   test("interleave: the newest memory comes second although four score higher", () => {

@@ -166,7 +166,8 @@ describe("Zep surface: proxy and shaped-route edges", () => {
     const missing = await search({ user_id: "nobody", query: "tea", scope: "nodes" }).expect(200);
     expect(missing.body).toEqual({ nodes: [] });
     expect(missing.headers["x-memgate-fallback"]).toBe("COLLECTION_NOT_FOUND; action=empty");
-    const bad = await search({ user_id: "ana", query: "tea", limit: 100 }).expect(400);
+    // limit 0 is no limit memgate can use (above 50 it clamps): it goes to Zep as it is, and Zep's 400 comes back.
+    const bad = await search({ user_id: "ana", query: "tea", limit: 0 }).expect(400);
     expect(bad.body).toEqual({ message: "limit must be between 1 and 50" });
     zep.fail("server_error");
     const down = await search({ user_id: "ana", query: "tea" }).expect(200);

@@ -123,6 +123,22 @@ describe("Zep SDK through the gateway", () => {
     expect(zep.requestsTo("/graph/search")[1]?.body).toMatchObject({ limit: 50 });
   });
 
+  test("graph.search: a limit above Zep's maximum (50) is clamped to 50, and the answer says so", async () => {
+    // Zep documents limit ≤ 50 (the fake refuses more with 400, as Zep does): 80 must not reach it as 80.
+    const { data, rawResponse } = await client()
+      .graph.search({ userId: "ana", query: "coffee", limit: 80 }, once)
+      .withRawResponse();
+    expect((data.edges ?? []).length).toBeGreaterThan(0);
+    expect(zep.requestsTo("/graph/search")[0]?.body).toMatchObject({ limit: 50 });
+    expect(rawResponse.headers.get("x-memgate-limit")).toBe("50; asked=80");
+    // Within the maximum, nothing is clamped and no header is sent.
+    const within = await client()
+      .graph.search({ userId: "ana", query: "coffee", limit: 50 }, once)
+      .withRawResponse();
+    expect(within.rawResponse.headers.get("x-memgate-limit")).toBeNull();
+    expect(zep.requestsTo("/graph/search")[1]?.body).toMatchObject({ limit: 50 });
+  });
+
   test("graph.search: the token budget holds over every returned fact", async () => {
     const res = await client().graph.search({ userId: "bob", query: "coffee cafe", limit: 20 }, once);
     const facts = (res.edges ?? []).map((e) => e.fact);

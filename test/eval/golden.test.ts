@@ -166,7 +166,7 @@ describe("the shipped default policy, measured on the basic golden set as `npm r
     const whole = of("top20-whole");
     // The basic set's memories are long assistant-style notes; the default is tuned for long conversations of
     // short turns (v5: at most 450 tokens and 60 % of the backend's top 20's, at least 150;
-    // README "What the shaped context still holds"): here it spends under half the tokens of the top 20 whole for
+    // docs/eval.md#what-the-shaped-context-still-holds-memgate-eval): here it spends under half the tokens of the top 20 whole for
     // nine in ten of its answers.
     expect(def.answerKept).toBeGreaterThanOrEqual(0.9 * whole.answerKept);
     expect(def.tokensMean).toBeLessThan(0.5 * whole.tokensMean);

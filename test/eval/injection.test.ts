@@ -14,7 +14,7 @@ import { INJECTION_DETECTORS } from "../../src/policy/schema";
 
 /**
  * The injection detectors against the labelled cases (eval/injection/cases.jsonl) and ordinary chat (the golden
- * set's 531 memories in 7 languages): the figures the README quotes. Fails when a detector misses a labelled
+ * set's 531 memories in 7 languages): the figures docs/eval.md#injection-screening-measured quotes. Fails when a detector misses a labelled
  * positive, fires where it should not, or flags a golden-set memory.
  */
 const ROOT = join(__dirname, "..", "..");

@@ -313,12 +313,15 @@ describe("the policy playground's API (/v1/playground)", () => {
         localRecords: records,
         env: { MEMGATE_PLAYGROUND: "on", MEMGATE_PLAYGROUND_GOLDEN: golden, MEMGATE_BACKEND: "local" },
       });
-      // The info tells whether a golden set is configured and its size: not the server's file, not its users.
+      // The info tells whether a golden set is configured and its size: not the server's file. In dev mode it
+      // says any key works and lists the local store's users (the dev tenant's own), sorted.
       const info = await request(h.app).get("/v1/playground").expect(200);
       expect(info.body.golden).toEqual({ questions: 24 });
       expect(JSON.stringify(info.body)).not.toContain(dir);
-      const goldenUsers = questions.map((l) => (JSON.parse(l) as { userId: string }).userId);
-      for (const user of goldenUsers) expect(JSON.stringify(info.body)).not.toContain(`"${user}"`);
+      const localUsers = [...new Set(records.map((r) => (r as { userId: string }).userId))].sort();
+      expect(localUsers.length).toBeGreaterThan(1);
+      expect(info.body).toMatchObject({ devMode: true, users: localUsers });
+      await request(h.app).get("/ui/mode").expect(200, { devMode: true });
       const seed = readFileSync("eval/policies/seed-000.yaml", "utf8");
       const res = await request(h.app)
         .post("/v1/playground/eval")
@@ -459,6 +462,45 @@ describe("the policy playground's API (/v1/playground)", () => {
       for (const run of res.body.runs) {
         expect(run.payload.metadata.fallback).toMatchObject({ code: "RATE_LIMITED" });
       }
+    });
+
+    it("with a tenants file: not dev mode, no users listed, nothing of the golden set's users", async () => {
+      const info = await request(h.app).get("/v1/playground").set(ops).expect(200);
+      expect(info.body).toMatchObject({ devMode: false, users: [], golden: { questions: 12 } });
+      expect(JSON.stringify(info.body)).not.toContain('"ana"');
+      await request(h.app).get("/ui/mode").expect(200, { devMode: false });
+    });
+
+    it("streams the eval's progress as NDJSON when asked, then the same answer as without", async () => {
+      const plain = await request(h.app)
+        .post("/v1/playground/eval")
+        .set(ops)
+        .send({ policies: [{ name: "default" }] })
+        .expect(200);
+      const streamed = await request(h.app)
+        .post("/v1/playground/eval")
+        .set(ops)
+        .set("accept", "application/x-ndjson")
+        .send({ policies: [{ name: "default" }] })
+        .expect(200)
+        .expect("content-type", /^application\/x-ndjson/);
+      const lines = streamed.text
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const progress = lines.slice(0, -1).map((l) => l.progress as { done: number; total: number });
+      // One line per question searched (12 questions: under 100, so every one), in order, then the answer.
+      expect(progress.map((p) => p.done)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect(progress.every((p) => p.total === 12)).toBe(true);
+      expect(lines.at(-1)).toEqual({ result: plain.body });
+      // A refusal is a plain problem answer, before any progress line.
+      const refused = await request(h.app)
+        .post("/v1/playground/eval")
+        .set(ops)
+        .set("accept", "application/x-ndjson")
+        .send({ policies: [{ name: "no-such-policy" }] });
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+      expect(refused.headers["content-type"]).toMatch(/^application\/problem\+json/);
     });
 
     it("stops the eval's searches once the backend cools down; the rest count as failed", async () => {

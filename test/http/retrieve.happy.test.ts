@@ -146,22 +146,45 @@ describe("POST /v1/retrieve — happy paths", () => {
     // Relevant clipping to one sentence: the one that matches "order".
     expect(res.body.memories[0].content).toBe("Ana orders an oat milk flat white. ...");
     const stages = res.body.trace.map((t: { stage: string }) => t.stage);
-    expect(stages).toEqual(["score_threshold", "deduplication", "interleave", "clip", "token_budget"]);
-    // topK 1 × overfetch 2: only the two best candidates are fetched.
+    expect(stages).toEqual([
+      "fetch",
+      "score_threshold",
+      "deduplication",
+      "top_k",
+      "interleave",
+      "clip",
+      "token_budget",
+    ]);
+    // topK 1 × overfetch 2: only the two best candidates are fetched, and the trace says so.
     expect(h.zep.acme?.lastRequest?.limit).toBe(2);
-    expect(res.body.trace[1]).toMatchObject({
+    expect(res.body.trace[0]).toEqual({
+      stage: "fetch",
+      in: 2,
+      out: 2,
+      changes: [],
+      detail: { asked: 2, fetched: 2 },
+    });
+    expect(res.body.trace[2]).toMatchObject({
       stage: "deduplication",
       in: 2,
       out: 1,
       changes: [{ id: "f2", reason: "duplicate_of:f1" }],
     });
-    expect(res.body.trace[3].changes).toEqual([
+    // The cut to topK is its own stage: one unique memory, topK 1, nothing beyond it here.
+    expect(res.body.trace[3]).toEqual({
+      stage: "top_k",
+      in: 1,
+      out: 1,
+      changes: [],
+      detail: { topK: 1, reserve: 0 },
+    });
+    expect(res.body.trace[5].changes).toEqual([
       {
         id: "f1",
         reason: "clipped",
         sentences: {
           total: 3,
-          kept: [{ sentence: 0, why: "match", score: expect.any(Number), terms: ["order"] }],
+          kept: [{ sentence: 1, why: "match", score: expect.any(Number), terms: ["order"] }],
         },
       },
     ]);
@@ -170,7 +193,7 @@ describe("POST /v1/retrieve — happy paths", () => {
       .set("x-api-key", KEYS.acmeOps)
       .send(body({ overrides: { topK: 2 }, explain: true }))
       .expect(200);
-    expect(wide.body.trace[0].changes).toEqual([{ id: "low", reason: "below_min_score" }]);
+    expect(wide.body.trace[1].changes).toEqual([{ id: "low", reason: "below_min_score" }]);
     expect(res.body.metadata.policy.hash).not.toBe(
       (await request(h.app).post("/v1/retrieve").set("x-api-key", KEYS.acmeOps).send(body())).body.metadata
         .policy.hash,
@@ -202,7 +225,7 @@ describe("POST /v1/retrieve — happy paths", () => {
       reason: "clipped",
       sentences: {
         total: 3,
-        kept: [{ sentence: 2, why: "match", score: expect.any(Number), terms: ["take", "sugar"] }],
+        kept: [{ sentence: 3, why: "match", score: expect.any(Number), terms: ["take", "sugar"] }],
       },
     });
     const budget = res.body.trace.find((t: { stage: string }) => t.stage === "token_budget");

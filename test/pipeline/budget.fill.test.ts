@@ -72,9 +72,21 @@ describe("budget.fill", () => {
     );
     expect(result.memories).toHaveLength(8);
     expect(result.totalTokens).toBe(200);
+    // The topK cut is its own stage in the trace, after dedup.
+    const stages = result.trace.map((t) => t.stage);
+    expect(stages.slice(0, 4)).toEqual(["fetch", "score_threshold", "deduplication", "top_k"]);
+    expect(result.trace[0]).toEqual({
+      stage: "fetch",
+      in: 16,
+      out: 16,
+      changes: [],
+      detail: { fetched: 16 },
+    });
     const dedup = result.trace.find((t) => t.stage === "deduplication");
-    expect(dedup?.changes.filter((c) => c.reason === "beyond_topK")).toHaveLength(8);
-    expect(dedup?.detail).toEqual({ duplicates: 0, topK: 8, reserve: 0 });
+    expect(dedup).toMatchObject({ in: 16, out: 16, changes: [], detail: { duplicates: 0 } });
+    const cut = result.trace.find((t) => t.stage === "top_k");
+    expect(cut).toMatchObject({ in: 16, out: 8, detail: { topK: 8, reserve: 0 } });
+    expect(cut?.changes.filter((c) => c.reason === "beyond_topK")).toHaveLength(8);
   });
 
   test("on: after the topK (interleaved), the over-fetched rest by score while it fits, up to maxMemories", () => {
@@ -92,9 +104,9 @@ describe("budget.fill", () => {
     expect(ids.slice(0, 4).sort()).toEqual(["m00", "m01", "m02", "m03"]);
     expect(ids.slice(4)).toEqual(["m04", "m05", "m06", "m07", "m08", "m09", "m10", "m11"]);
     // Dedup keeps only as many reserves as maxMemories leaves room for; everything reaches the budget and fits.
-    const dedup = result.trace.find((t) => t.stage === "deduplication");
-    expect(dedup?.changes.map((c) => c.reason)).toEqual(Array(18).fill("beyond_maxMemories"));
-    expect(dedup?.detail).toEqual({ duplicates: 0, topK: 4, reserve: 8 });
+    const cut = result.trace.find((t) => t.stage === "top_k");
+    expect(cut?.changes.map((c) => c.reason)).toEqual(Array(18).fill("beyond_maxMemories"));
+    expect(cut).toMatchObject({ in: 30, out: 12, detail: { topK: 4, reserve: 8 } });
     expect(result.trace.find((t) => t.stage === "token_budget")?.changes).toEqual([]);
   });
 

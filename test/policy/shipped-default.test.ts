@@ -1,5 +1,5 @@
 /**
- * The shipped policies/default.yaml (chosen on the long-conversation golden set, README "What the shaped context
+ * The shipped policies/default.yaml (chosen on the long-conversation golden set, docs/eval.md "What the shaped context
  * still holds"): what it turns on, and that it shapes a conversation as documented. The machinery tests run on a
  * fixed `default` of their own (test/helpers/policies/default.yaml).
  */

@@ -6,7 +6,7 @@ import { join } from "node:path";
  * The short form of `npm run soak` in CI (bench/soak.ts): 35 s at 150 req/s against the compiled gateway, with a
  * backend 5xx burst, a latency spike beyond the timeout and Redis killed and restarted. Every request must be
  * answered, none with a 5xx, the heap must stay flat and the gateway must exit 0 on SIGTERM.
- * Needs `redis-server` on the PATH (.ci/run installs it). The long run's figures are in README.md.
+ * Needs `redis-server` on the PATH (.ci/run installs it). The long run's figures are in docs/benchmarks.md#the-soak.
  */
 const ROOT = join(__dirname, "../..");
 

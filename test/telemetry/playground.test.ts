@@ -42,4 +42,36 @@ describe("playground telemetry", () => {
       .expect(200);
     expect(await redactions()).toBe(start + 1);
   });
+
+  it("logs the playground's requests under readable routes (its API and its page's files)", async () => {
+    h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on" } });
+    h.zep.acme?.setUser("ana", [makeCandidate({ id: "r1", content: "Ana orders tea.", score: 0.9 })]);
+    await request(h.app).get("/ui").expect(200);
+    await request(h.app).get("/ui/app.js").expect(200);
+    await request(h.app).get("/ui/mode").expect(200);
+    await request(h.app).get("/v1/playground").set(ops).expect(200);
+    await request(h.app).post("/v1/playground/validate").set(ops).send({ text: "name: x\nversion: 1\n" });
+    await request(h.app)
+      .post("/v1/playground/compare")
+      .set(ops)
+      .send({ userId: "ana", query: "tea", policies: [{ name: "default" }] })
+      .expect(200);
+    await request(h.app)
+      .post("/v1/playground/eval")
+      .set(ops)
+      .send({ policies: [{ name: "default" }] });
+    const paths = h.logs
+      .map((l) => JSON.parse(l) as { msg?: string; path?: string })
+      .filter((l) => l.msg === "request")
+      .map((l) => l.path);
+    expect(paths).toEqual([
+      "/ui",
+      "/ui/app.js",
+      "/ui/mode",
+      "/v1/playground",
+      "/v1/playground/validate",
+      "/v1/playground/compare",
+      "/v1/playground/eval",
+    ]);
+  });
 });

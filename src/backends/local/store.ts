@@ -144,6 +144,13 @@ export class MemoryStore implements LocalStore {
     return this.indexes.has(userId);
   }
 
+  /** The users with at least one memory, sorted (the playground lists them in dev mode). */
+  users(): string[] {
+    const out: string[] = [];
+    for (const [userId, index] of this.indexes) if (index.size > 0) out.push(userId);
+    return out.sort(compareIds);
+  }
+
   /**
    * The user's best memories for `query`: score descending, then id ascending, at most `limit`.
    * A user without memories gets an empty list.

@@ -3,10 +3,11 @@
  * door can answer the SDK with Zep's own objects (every field kept) while the retrieval core does the rest.
  *
  * ## Calls
- * - `zep.graph.search`: `POST {baseUrl}/graph/search` with the caller's body. When the caller's `limit` was valid
- *   (1–50, default 10) it is replaced by the fetch size min(limit × `retrieval.overfetch`, 50), so that what
- *   threshold and dedup remove is refilled, as on /v1/retrieve; an invalid `limit` goes as it is, for Zep to
- *   refuse (its 400 comes back to the SDK unchanged, see `BackendError.response`).
+ * - `zep.graph.search`: `POST {baseUrl}/graph/search` with the caller's body. When the caller's `limit` was an
+ *   integer from 1 (default 10; above Zep's maximum of 50 it was clamped to 50 by `askedLimit`) it is replaced by
+ *   the fetch size min(limit × `retrieval.overfetch`, 50), so that what threshold and dedup remove is refilled,
+ *   as on /v1/retrieve; an invalid `limit` (not an integer, or below 1) goes as it is, for Zep to refuse (its 400
+ *   comes back to the SDK unchanged, see `BackendError.response`).
  * - `zep.thread.context`: `GET {baseUrl}/threads/{id}/context` with the caller's query parameters
  *   (`template_id`, `min_rating`, …): no candidates, a `context` block.
  * One request each, the tenant's key (`Authorization: Api-Key`), redirects refused (following one would hand
@@ -66,12 +67,17 @@ export const ZEP_LISTS = {
 export type ZepList = keyof typeof ZEP_LISTS;
 export const ZEP_LIST_NAMES = Object.keys(ZEP_LISTS) as ZepList[];
 
-/** The caller's `limit` when valid (1–50, absent = 10), else undefined (sent as it is, for Zep to refuse). */
-export function askedLimit(body: Record<string, unknown>): number | undefined {
+/**
+ * The caller's `limit` as the door uses it (docs/adopting.md#zep): absent = 10; an integer above Zep's documented
+ * maximum (50) is clamped to 50 (`clampedFrom` says what was asked, for the `x-memgate-limit` header); anything
+ * else that is not an integer from 1 is undefined (sent as it is, for Zep to refuse).
+ */
+export function askedLimit(
+  body: Record<string, unknown>,
+): { limit: number; clampedFrom?: number } | undefined {
   const asked = body.limit === undefined ? ZEP_DEFAULT_LIMIT : body.limit;
-  return typeof asked === "number" && Number.isInteger(asked) && asked >= 1 && asked <= ZEP_MAX_LIMIT
-    ? asked
-    : undefined;
+  if (typeof asked !== "number" || !Number.isInteger(asked) || asked < 1) return undefined;
+  return asked > ZEP_MAX_LIMIT ? { limit: ZEP_MAX_LIMIT, clampedFrom: asked } : { limit: asked };
 }
 
 export interface ZepWire {

@@ -11,7 +11,8 @@
  * The two retrieval routes go through the retrieval core like /v1/retrieve (../door.ts): the tenant's policy
  * (or `x-memgate-policy`), the per-user limit, the payload cache and its stale `cache` fallback, single-flight,
  * the backend cooldown (Zep's `Retry-After`), the breaker, bulkhead and retry, spans and metrics. Zep's `limit`
- * (1–50, default 10) is the policy's topK for the request. Upstream calls carry the tenant's Zep key, never the
+ * (default 10; above Zep's maximum of 50 clamped to 50, answered with `x-memgate-limit: 50; asked=<n>`) is the
+ * policy's topK for the request. Upstream calls carry the tenant's Zep key, never the
  * caller's. A failing Zep gives the policy's fallback in Zep's shape (marked `x-memgate-fallback`), never a 5xx;
  * the caller's own refused request (Zep 400/413/414/422) comes back as Zep sent it. A tenant without a Zep
  * backend gets 403 on every route.
@@ -42,6 +43,8 @@ const SEARCH_BODY_LIMIT = "256kb";
 const MESSAGES_BODY_LIMIT = "1mb";
 /** Longest a write waits for Zep (it is not a retrieval: no policy timeout applies). */
 const WRITE_TIMEOUT_MS = 30_000;
+/** On a search whose `limit` was above Zep's maximum: `<limit used>; asked=<limit asked>`. */
+export const LIMIT_HEADER = "x-memgate-limit";
 
 const invalid = (detail: string) => new HttpProblem("VALIDATION_FAILED", detail);
 
@@ -70,7 +73,11 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
     const graph = typeof body.graph_id === "string" && body.graph_id !== "" ? body.graph_id : undefined;
     refuseDotSegmentId("user_id", owner, invalid);
     refuseDotSegmentId("graph_id", graph, invalid);
-    const topK = askedLimit(body);
+    const asked = askedLimit(body);
+    const topK = asked?.limit;
+    // A limit above Zep's maximum is clamped, and says so (docs/adopting.md#zep).
+    if (asked?.clampedFrom !== undefined)
+      res.setHeader(LIMIT_HEADER, `${asked.limit}; asked=${asked.clampedFrom}`);
     await serveRetrieval(
       req,
       res,

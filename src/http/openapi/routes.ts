@@ -38,6 +38,7 @@ import {
   evaluationSchema,
   healthSchema,
   playgroundInfoSchema,
+  playgroundModeSchema,
   policyCheckSchema,
   policyListSchema,
   readinessSchema,
@@ -219,11 +220,21 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: "public",
     ok: { schema: z.string(), description: "The page.", contentType: "text/html" },
   }),
+  api("get", "/ui/mode", {
+    tag: "playground",
+    summary: "Whether any key works (dev mode)",
+    description: "Asked by the page before it has a key, to say so; nothing else, no key needed.",
+    access: "public",
+    ok: { schema: playgroundModeSchema, description: "Dev mode or not." },
+  }),
   api("get", "/v1/playground", {
     tag: "playground",
     summary: "What the page offers this key's tenant",
     access: "admin",
-    ok: { schema: playgroundInfoSchema, description: "Backends, policies, golden set size." },
+    ok: {
+      schema: playgroundInfoSchema,
+      description: "Backends, policies, golden set size; in dev mode, the local store's users.",
+    },
   }),
   api("get", "/v1/playground/shadow", {
     tag: "playground",
@@ -251,6 +262,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   api("post", "/v1/playground/eval", {
     tag: "playground",
     summary: "Score one or two policies on the golden set",
+    description:
+      "With `Accept: application/x-ndjson` the answer is a stream of lines: `{progress: {done, total}}` while the " +
+      "searches run, then `{result: Evaluation}` (or `{problem}`). Closing the request stops the searches " +
+      "(docs/api.md#playground-api).",
     access: "admin",
     body: { schema: evalBodySchema, limit: EVAL_BODY },
     ok: { schema: evaluationSchema, description: "Each policy's report, and the sweep with `budgets`." },

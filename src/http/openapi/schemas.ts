@@ -70,6 +70,10 @@ export const playgroundInfoSchema = z
     defaultPolicy: z.string(),
     editorFile: z.string(),
     golden: z.object({ questions: z.int().min(0) }).nullable(),
+    devMode: z.boolean().meta({ description: "Dev mode (no tenants file): any key works." }),
+    users: z.array(z.string()).meta({
+      description: "In dev mode the embedded local store's users (sorted, at most 200); else empty.",
+    }),
   })
   .meta({ id: "PlaygroundInfo" });
 
@@ -111,6 +115,10 @@ export const shadowReportSchema = z
     ),
   })
   .meta({ id: "ShadowReport" });
+
+export const playgroundModeSchema = z
+  .object({ devMode: z.boolean().meta({ description: "Whether any key works (dev mode)." }) })
+  .meta({ id: "PlaygroundMode" });
 
 export const policyCheckSchema = z
   .object({

@@ -1,5 +1,5 @@
 /**
- * The policy playground's door (README "Policy playground"): the page at /ui (static files from dist/ui, built from
+ * The policy playground's door (docs/playground.md; its API: docs/api.md#playground-api): the page at /ui (static files from dist/ui, built from
  * src/ui by `npm run build`) and its admin-scoped JSON API under /v1/playground. The API only translates: the
  * comparison and the eval run in the retrieval core (src/retrieval/service.ts `compare`, `evaluate`), the policy
  * text is checked as `memgate policy validate` checks a file (src/policy/compile.ts `checkPolicyText`).
@@ -8,8 +8,9 @@
  * call it makes carries the admin key the user pasted, as `Authorization: Bearer <key>` — no cookies.
  */
 import { join } from "node:path";
-import express, { Router } from "express";
+import express, { type Response, Router } from "express";
 import { z } from "zod";
+import type { LocalStores } from "../../compat/local-stores";
 import { svgChart } from "../../eval/chart/svg";
 import type { GoldenQuestion } from "../../eval/golden";
 import { overallRows } from "../../eval/report";
@@ -25,9 +26,10 @@ import { type ShadowRunner, summarize } from "../../rollout/shadow";
 import { isPolicyAllowed } from "../../tenants/directory";
 import type { TenantDirectory } from "../../tenants/types";
 import { authenticate, principalOf, requireScope } from "../auth";
-import { HttpProblem } from "../errors";
+import { HttpProblem, toProblem } from "../errors";
 import { jsonBody } from "../middleware";
 import { refusalProblem } from "../outcome";
+import { localsOf } from "../plain";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 import { uiSecurityHeaders } from "../security-headers";
 import { describeZodError } from "../validation";
@@ -105,6 +107,37 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return parsed.data;
 }
 
+/** Whether the caller asked for the eval's progress as NDJSON lines. */
+function streamsProgress(accept: string | undefined): boolean {
+  return accept !== undefined && /\bapplication\/x-ndjson\b/i.test(accept);
+}
+
+/**
+ * Writes `{"progress":{"done":n,"total":N}}` lines (the 200 and its content type go out with the first one), at
+ * most one per percent of the questions, and always the last one.
+ */
+function progressWriter(res: Response): (done: number, total: number) => void {
+  let last = -1;
+  return (done, total) => {
+    if (res.writableEnded || res.destroyed) return;
+    const step = Math.max(1, Math.floor(total / 100));
+    if (done !== total && done - last < step) return;
+    if (done === last) return;
+    last = done;
+    if (!res.headersSent) {
+      res.status(200);
+      res.setHeader("content-type", "application/x-ndjson; charset=utf-8");
+      res.setHeader("cache-control", "no-store");
+    }
+    res.write(`${JSON.stringify({ progress: { done, total } })}\n`);
+  };
+}
+
+/** The users of the tenant's embedded local store (dev mode), at most 200. */
+function devUsers(stores: LocalStores | undefined, tenantId: string): string[] {
+  return stores?.get(tenantId)?.users().slice(0, 200) ?? [];
+}
+
 export function playgroundRoutes(deps: {
   tenants: TenantDirectory;
   policies: PolicyRegistry;
@@ -112,6 +145,8 @@ export function playgroundRoutes(deps: {
   keyLimits?: KeyLimits;
   playground: PlaygroundConfig;
   shadow?: ShadowRunner;
+  /** The embedded local stores: in dev mode the page lists their users. */
+  localStores?: LocalStores | undefined;
 }): Router {
   const router = Router();
   const { uiDir, golden } = deps.playground;
@@ -127,6 +162,11 @@ export function playgroundRoutes(deps: {
   router.get(["/ui", "/ui/"], function playgroundPage(_req, res) {
     res.setHeader("cache-control", "no-cache");
     res.sendFile(join(uiDir, "index.html"));
+  });
+  // Whether any key works (dev mode): the page asks before it has a key, to say so. Nothing else, no key needed.
+  router.get("/ui/mode", function playgroundMode(_req, res) {
+    res.setHeader("cache-control", "no-store");
+    res.json({ devMode: deps.tenants.devMode });
   });
   router.use("/ui", page);
 
@@ -149,6 +189,9 @@ export function playgroundRoutes(deps: {
       editorFile: EDITOR_FILE,
       // Whether there is one and its size only: its file is the server's, its users may be other tenants'.
       golden: golden === undefined ? null : { questions: golden.questions.length },
+      // Dev mode (no tenants file): any key works, and the page offers the local store's users to pick from.
+      devMode: deps.tenants.devMode,
+      users: deps.tenants.devMode ? devUsers(deps.localStores, tenant.id) : [],
     });
   });
 
@@ -210,12 +253,15 @@ export function playgroundRoutes(deps: {
     if (golden === undefined) {
       throw new HttpProblem("NOT_FOUND", "no golden set configured (set MEMGATE_PLAYGROUND_GOLDEN)");
     }
-    // A closed tab stops the run: no more searches go out (as `compare` stops its one).
+    // A closed tab (or the page's Cancel) stops the run: no more searches go out (as `compare` stops its one).
     const controller = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) controller.abort();
     };
     res.on("close", onClose);
+    // `Accept: application/x-ndjson`: progress lines while the searches run, then the answer (docs/api.md#playground-api).
+    const stream = streamsProgress(req.get("accept"));
+    const progress = stream ? progressWriter(res) : undefined;
     try {
       const outcome = await deps.retrieval.evaluate({
         principal: principalOf(res),
@@ -224,15 +270,29 @@ export function playgroundRoutes(deps: {
         questions: golden.questions,
         budgets: body.budgets,
         signal: controller.signal,
+        onProgress: progress,
       });
-      if (outcome.kind === "refused") throw refusalProblem(outcome);
+      if (outcome.kind === "refused") {
+        const problem = refusalProblem(outcome);
+        // Refusals come before any search, so before any progress line: a plain problem answer.
+        if (!res.headersSent) throw problem;
+        res.end(
+          `${JSON.stringify({ problem: toProblem(problem.code, problem.message, localsOf(res).requestId ?? "") })}\n`,
+        );
+        return;
+      }
       const { sweep } = outcome.evaluation;
-      res.json({
+      const answer = {
         ...outcome.evaluation,
         table: overallRows(outcome.evaluation.reports),
         // The chart as `memgate eval --chart` writes it (the page shows it as an image), and its figures.
         ...(sweep === undefined ? {} : { sweepTable: sweepRows(sweep), chart: svgChart(sweep) }),
-      });
+      };
+      if (!stream) res.json(answer);
+      else {
+        progress?.(outcome.evaluation.questions, outcome.evaluation.questions);
+        res.end(`${JSON.stringify({ result: answer })}\n`);
+      }
     } finally {
       res.off("close", onClose);
     }

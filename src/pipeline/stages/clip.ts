@@ -261,7 +261,9 @@ export function clipStage(
       kept = chosen;
     }
     if (content === item.content) return { ...item, originalLength: item.content.length };
-    changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept } });
+    // The trace numbers sentences from 1, as people count them (docs/policy.md#the-explain-trace).
+    const numbered = kept.map((k) => ({ ...k, sentence: k.sentence + 1 }));
+    changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept: numbered } });
     return { ...item, content, originalLength: item.content.length };
   });
   const detail: Record<string, string | number> = {
