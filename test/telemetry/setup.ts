@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry for one test file, in memory: a tracer provider with an in-memory span exporter, a meter provider
  * with the production Prometheus reader plus an in-memory metric exporter, the AsyncLocalStorage context manager,
- * W3C tracecontext + baggage propagation, and the production instrumentations (src/telemetry/instrumentations.ts).
+ * W3C tracecontext + baggage propagation, the production instrumentations (src/telemetry/instrumentations.ts,
+ * runtime metrics included) and the process CPU and memory gauges (src/telemetry/runtime.ts).
  * The HTTP server span is the app's own first middleware (src/telemetry/http-server.ts): nothing to patch. Undici's
  * instrumentation listens on diagnostics channels and needs nothing special.
  */
@@ -21,6 +22,7 @@ import {
 } from "@opentelemetry/sdk-trace-node";
 import { createInstrumentations } from "../../src/telemetry/instrumentations";
 import { createPrometheusReader, releasePrometheusReader } from "../../src/telemetry/prometheus";
+import { startProcessMetrics } from "../../src/telemetry/runtime";
 
 export interface TestTelemetry {
   spans(): ReadableSpan[];
@@ -44,6 +46,7 @@ export function installTelemetry(): TestTelemetry {
   const prometheus = createPrometheusReader();
   const meterProvider = new MeterProvider({ readers: [prometheus, metricReader] });
   metrics.setGlobalMeterProvider(meterProvider);
+  startProcessMetrics(meterProvider);
 
   const instrumentations = createInstrumentations().flat();
 
