@@ -153,7 +153,8 @@ export const METRICS = {
   ready: {
     otel: "readiness.ready",
     prometheus: "memgate_ready",
-    description: "1 when /readyz answers 200 (ready or degraded), 0 when it answers 503 (not ready, draining)",
+    description:
+      "1 when /readyz answers 200 (ready or degraded), 0 when it answers 503 (not ready, draining)",
     unit: "1",
   },
 } as const satisfies Record<string, MetricSpec>;

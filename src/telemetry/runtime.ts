@@ -28,5 +28,9 @@ export function runtimeInstrumentation(): RuntimeNodeInstrumentation {
  * They stop with the provider.
  */
 export function startProcessMetrics(meterProvider: MeterProvider): void {
-  new HostMetrics({ meterProvider, name: "memgate-process", metricGroups: ["process.cpu", "process.memory"] }).start();
+  new HostMetrics({
+    meterProvider,
+    name: "memgate-process",
+    metricGroups: ["process.cpu", "process.memory"],
+  }).start();
 }

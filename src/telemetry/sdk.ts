@@ -14,8 +14,8 @@
  * gateway's modules load: bin/memgate.js requires dist/telemetry/register.js first for `serve`.
  */
 
-import type { IMetricReader } from "@opentelemetry/sdk-metrics";
 import { metrics } from "@opentelemetry/api";
+import type { IMetricReader } from "@opentelemetry/sdk-metrics";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { readTelemetryConfig } from "./config";

@@ -49,6 +49,11 @@ export function installTelemetry(): TestTelemetry {
   startProcessMetrics(meterProvider);
 
   const instrumentations = createInstrumentations().flat();
+  // As the SDK's registerInstrumentations does: the runtime instrumentation makes its instruments only then.
+  for (const i of instrumentations) {
+    i.setTracerProvider(tracerProvider);
+    i.setMeterProvider(meterProvider);
+  }
 
   return {
     spans: () => spanExporter.getFinishedSpans(),
