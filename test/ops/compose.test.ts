@@ -236,7 +236,6 @@ function hostPort(text: string): { host: string; port: number } {
   return { host: url.hostname, port: Number(url.port) };
 }
 
-
 /**
  * Node.js LTS lines and the day their upstream support ends (https://github.com/nodejs/Release): the image must
  * be on one still supported. Add the next LTS line here when it comes.

@@ -126,9 +126,7 @@ describe("npm start and SIGTERM", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ userId: "u-1", sessionId: "s-1", query: "coffee", useMemory: true }),
     });
-    await waitFor("the request at the backend", () =>
-      fake.requests.some((r) => r.path === "/memory/query"),
-    );
+    await waitFor("the request at the backend", () => fake.requests.some((r) => r.path === "/memory/query"));
 
     const signalled = Date.now();
     proc.kill("SIGTERM"); // npm's own pid, not the gateway's
