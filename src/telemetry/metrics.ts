@@ -164,7 +164,9 @@ function create(provider: MeterProvider): Instruments {
   meter.addBatchObservableCallback(
     async (result) => {
       for (const source of readinessSources) {
-        const { serving, checks } = await source();
+        // A check that throws (none should: each catches its own failure) would fail every collection; it
+        // counts as not ready instead.
+        const { serving, checks } = await source().catch(() => ({ serving: false, checks: [] }));
         for (const c of checks) {
           const value = c.ok
             ? READINESS_VALUES.ok

@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import request from "supertest";
+import { observeReadiness } from "../../src/telemetry/metrics";
 import { type Harness, makeHarness } from "../helpers/harness";
 import { type Family, parsePrometheusText } from "./prom-parse";
 import { installTelemetry, type TestTelemetry } from "./setup";
@@ -85,5 +86,16 @@ describe("zero series for known tenants, and the readiness gauges", () => {
     h.services.lifecycle.shuttingDown = false;
     families = await scrape();
     expect(families.get("memgate_ready")?.samples.map((s) => s.value)).toEqual([1]);
+  });
+
+  test("a readiness source that throws reads as not ready, and the scrape still answers", async () => {
+    const stop = observeReadiness(() => Promise.reject(new Error("broken check")));
+    try {
+      const values = (await scrape()).get("memgate_ready")?.samples.map((s) => s.value);
+      // One series (no labels): the harness's services observe 1 first, the broken source 0 after them.
+      expect(values).toEqual([0]);
+    } finally {
+      stop();
+    }
   });
 });
