@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { testPrefix } from "../redis/redis-helpers";
+import { keysUnder, REDIS_URL, requireRedis, testPrefix } from "../redis/redis-helpers";
 import { type Family, parsePrometheusText } from "../telemetry/prom-parse";
 import {
   dashboardTargets,
@@ -33,7 +33,7 @@ import { indexSeries, problemsOf, type SeriesIndex } from "./promql";
 /** The features this server runs. The lead turns on "shadow" and "canary" once they are merged. */
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>(["redis"]);
 
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const REDIS_PREFIX = testPrefix("real-server");
 const BIN = join(ROOT, "bin/memgate.js");
 const key = () => `mg_test_${randomBytes(12).toString("hex")}`;
 const sha256 = (k: string) => createHash("sha256").update(k).digest("hex");
@@ -41,7 +41,7 @@ const KEYS = { acme: key(), globex: key(), idle: key() };
 
 /** What each feature adds to the server: environment variables, and fields of every tenant's `policies`. */
 const FEATURE_SETUP: Record<Feature, { env?: Record<string, string>; policies?: Record<string, unknown> }> = {
-  redis: { env: { REDIS_URL, MEMGATE_REDIS_PREFIX: testPrefix("real-server") } },
+  redis: { env: { REDIS_URL, MEMGATE_REDIS_PREFIX: REDIS_PREFIX } },
   shadow: { policies: { shadow: { policy: "recency-heavy", sample: 1 } } },
   canary: { policies: { canary: { policy: "recency-heavy", percent: 50 } } },
 };
@@ -187,6 +187,12 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
   afterAll(async () => {
     if (child?.exitCode === null) child.kill("SIGKILL");
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    if (FEATURES.has("redis")) {
+      const redis = await requireRedis();
+      const keys = await keysUnder(redis, REDIS_PREFIX);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
   });
 
   const samples = (name: string, match: Record<string, string> = {}) =>
