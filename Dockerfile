@@ -1,10 +1,12 @@
 # syntax=docker/dockerfile:1
-# memgate: multi-stage build on Node 20. Not buildable on the development machines (no Docker engine there):
-# keep it in step with package.json by hand; test/ops/compose.test.ts checks its stages, `npm ci --omit=dev` for
-# the runtime, the non-root user, the HEALTHCHECK and the files it copies. docker-compose.yml builds `runtime`.
+# memgate: multi-stage build on Node 24, the Active LTS line (supported until April 2028; Node 20 left upstream
+# support in April 2026). package.json's engines still admit 20.19+ and 22 LTS (docs/configuration.md#nodejs-versions).
+# Not buildable on the development machines (no Docker engine there): keep it in step with package.json by hand;
+# test/ops/compose.test.ts checks its stages, their Node line against engines, `npm ci --omit=dev` for the runtime,
+# the non-root user, the HEALTHCHECK and the files it copies. docker-compose.yml builds `runtime`.
 
 # --- build: compile TypeScript (needs dev dependencies and the toolchain for the re2 addon) ---
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -18,14 +20,14 @@ COPY src ./src
 RUN npm run build
 
 # --- deps: production dependencies only, with the re2 native addon compiled ---
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm rebuild re2 && npm cache clean --force
 
 # --- runtime: no compiler, no dev dependencies, non-root ---
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8787 \
@@ -45,4 +47,6 @@ EXPOSE 8787
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8787)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
+# node itself as PID 1's command, not `npm start`: the SIGTERM of `docker stop` reaches the gateway directly, which
+# drains and exits 0 (npm adds a process and a shell in between; docs/configuration.md#nodejs-versions).
 CMD ["node", "bin/memgate.js", "serve"]

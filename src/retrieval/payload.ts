@@ -11,7 +11,8 @@ import type { Sufficiency } from "../pipeline/sufficiency";
 import type { MemoryEntry, StageTrace } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 
-export type CacheStatus = "hit" | "miss" | "stale" | "bypass";
+export const CACHE_STATUSES = ["hit", "miss", "stale", "bypass"] as const;
+export type CacheStatus = (typeof CACHE_STATUSES)[number];
 
 export interface FallbackInfo {
   code: string;

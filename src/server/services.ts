@@ -17,15 +17,16 @@ import { warmTokenizers } from "../pipeline/tokenizers";
 import { OverrideCache } from "../policy/compile";
 import { createPolicyRegistry } from "../policy/registry";
 import type { PolicyRegistry } from "../policy/registry-types";
+import { BACKEND_NAMES } from "../policy/schema";
 import type { RedisConnection } from "../redis/connection";
 import { resilienceFromEnv, resilientBackends } from "../resilience";
 import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
 import { ShadowRunner } from "../rollout/shadow";
 import { instrumentFactories } from "../telemetry/backend";
-import { observeCircuits, primeShadowSeries, recordPolicyEvent } from "../telemetry/metrics";
+import { initTenantSeries, observeCircuits, observeReadiness, primeShadowSeries, recordPolicyEvent } from "../telemetry/metrics";
 import { configureUserHash } from "../telemetry/redact";
-import { devDirectory } from "../tenants/directory";
+import { devDirectory, isPolicyAllowed } from "../tenants/directory";
 import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
 import { createReadiness, readCircuits } from "./readiness";
@@ -215,6 +216,23 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
   // /readyz and the `backend.circuit_state` gauge read the breakers of the instances built so far (no ping).
   const readiness = createReadiness({ tenants, policies, backends, extra: shared.readiness });
   const stopCircuitGauge = observeCircuits(() => readCircuits(tenants, backends));
+  const lifecycle = { shuttingDown: false };
+  // The readiness gauges (memgate_readiness_check, memgate_ready) read the same checks /readyz answers with.
+  const stopReadinessGauge = observeReadiness(async () => ({
+    serving: !lifecycle.shuttingDown,
+    checks: await readiness(),
+  }));
+  // Every tenant's retrieval counters exist at 0 before its first request (dashboards show 0, not "No data").
+  const stopTenantSeries = initTenantSeries(() =>
+    tenants.tenants().map((t) => ({
+      tenant: t.id,
+      policies: policies
+        .list()
+        .policies.map((p) => p.name)
+        .filter((name) => isPolicyAllowed(t, name)),
+      backends: BACKEND_NAMES.filter((b) => t.backends[b] !== undefined),
+    })),
+  );
   return {
     logger,
     tenants,
@@ -230,9 +248,11 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     shadow,
     ...(playground === undefined ? {} : { playground }),
     ...(shared.redis === undefined ? {} : { redis: shared.redis }),
-    lifecycle: { shuttingDown: false },
+    lifecycle,
     async close() {
       stopCircuitGauge();
+      stopReadinessGauge();
+      stopTenantSeries();
       policies.close();
       await shadow.idle(); // queued shadow runs (they read the registry, never the backends)
       await shared.flights.idle(); // cache writes and lock releases still on their way

@@ -52,6 +52,13 @@ export const METRICS = {
       "Memories in which a redaction detector replaced something, by detector (custom patterns: custom)",
     unit: "{memory}",
   },
+  retrievals: {
+    otel: "retrieval.requests",
+    prometheus: "memgate_retrievals_total",
+    description:
+      "Answered retrievals by tenant, policy and outcome (ok, fallback); every tenant's policies start at 0",
+    unit: "{retrieval}",
+  },
   cacheLookups: {
     otel: "retrieval.cache.lookups",
     prometheus: "memgate_retrieval_cache_lookups_total",
@@ -163,6 +170,20 @@ export const METRICS = {
     description:
       "Memories only one side of a shadow run kept, by side (primary: only the served policy; shadow: only the shadow policy)",
     unit: "{memory}",
+  },
+  readiness: {
+    otel: "readiness.check",
+    prometheus: "memgate_readiness_check",
+    description:
+      "Each /readyz check of this process (policies, backends, redis when configured, backend:<name> when degraded): 0 ok, 1 degraded, 2 failing",
+    unit: "1",
+  },
+  ready: {
+    otel: "readiness.ready",
+    prometheus: "memgate_ready",
+    description:
+      "1 when /readyz answers 200 (ready or degraded), 0 when it answers 503 (not ready, draining)",
+    unit: "1",
   },
 } as const satisfies Record<string, MetricSpec>;
 

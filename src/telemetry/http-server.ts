@@ -11,7 +11,8 @@
  *   metric  `http.server.request.duration` (s; Prometheus `http_server_request_duration_seconds`) by
  *           `http.request.method`, `url.scheme`, `network.protocol.version`, `http.response.status_code`,
  *           `http.route` (only when a route matched: an unmatched path never becomes a label) and `error.type`
- *           (5xx).
+ *           (5xx); `http.server.active_requests` (Prometheus `http_server_active_requests`, the in-flight
+ *           gauge) by `http.request.method` and `url.scheme`.
  *
  * Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) get neither, and what they call (a readiness ping)
  * is not traced.
@@ -38,7 +39,7 @@ import {
 } from "@opentelemetry/api";
 import { suppressTracing } from "@opentelemetry/core";
 import { localsOf, type Middleware } from "../http/plain";
-import { recordHttpServerDuration } from "./metrics";
+import { recordActiveRequest, recordHttpServerDuration } from "./metrics";
 import { safePath, safeQuery, splitUrl } from "./redact";
 import { TRACER_NAME } from "./tracing";
 
@@ -153,6 +154,7 @@ function finish(
     metric["error.type"] = String(statusLabel(status));
   }
   span.end();
+  recordActiveRequest(-1, method);
   recordHttpServerDuration((performance.now() - started) / 1000, metric);
 }
 
@@ -170,6 +172,7 @@ export function httpServerTelemetry(): Middleware {
     const started = performance.now();
     const original = req.method ?? "GET"; // always set on a server's request
     const method = KNOWN_METHODS.has(original) ? original : "_OTHER";
+    recordActiveRequest(1, method);
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = trace
       .getTracer(TRACER_NAME)

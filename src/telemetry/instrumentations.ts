@@ -12,11 +12,14 @@ import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { safePath, safeQuery, safeUrl, splitUrl } from "./redact";
+import { runtimeInstrumentation } from "./runtime";
 
 export type Instrumentations = NodeSDKConfiguration["instrumentations"];
 
 export function createInstrumentations(): Instrumentations {
   return [
+    // Event-loop delay, heap, GC and active handles (./runtime.ts).
+    runtimeInstrumentation(),
     // No http instrumentation (./http-server.ts makes the server span; the backends are called through undici) and
     // no Express instrumentation (it wrapped every middleware layer of every request to name the route).
     new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),

@@ -2,8 +2,8 @@
  * memgate's instruments, through the OpenTelemetry metrics API (no-op until an SDK registers a MeterProvider).
  * Labels are low-cardinality by construction: backend, policy name, cache result, fallback code/action,
  * operation, outcome, scope, redaction detector (built-in names, custom patterns as `custom`), and (on the
- * circuit gauge and the shadow metrics) the tenant id from the operator's tenants file. Never a user id, key, tenant-supplied
- * string or query.
+ * retrieval metrics, the circuit gauge and the shadow metrics) the tenant id from the operator's tenants file (`dev` in
+ * dev mode). Never a user id, key, tenant-supplied string or query.
  */
 import {
   type Attributes,
@@ -12,10 +12,11 @@ import {
   type MeterProvider,
   metrics,
   type ObservableResult,
+  type UpDownCounter,
 } from "@opentelemetry/api";
 import type { RegistryEvent } from "../policy/registry";
 import { DETECTORS, INJECTION_ACTIONS, INJECTION_DETECTORS } from "../policy/schema";
-import type { RetrievalMetadata } from "../retrieval/payload";
+import { CACHE_STATUSES, type RetrievalMetadata } from "../retrieval/payload";
 import { METRICS } from "./catalogue";
 import { SlidingHitRate } from "./hit-rate";
 
@@ -42,6 +43,7 @@ interface Instruments {
   tokenBudgetUsed: Histogram;
   dedup: Histogram;
   redactions: Counter;
+  retrievals: Counter;
   cacheLookups: Counter;
   fallbacks: Counter;
   backendLatency: Histogram;
@@ -57,8 +59,9 @@ interface Instruments {
   shadowTokenDelta: Histogram;
   shadowOverlap: Histogram;
   shadowExclusive: Counter;
-  /** The semantic conventions' HTTP server metric (not in the catalogue: its name is the conventions'). */
+  /** The semantic conventions' HTTP server metrics (not in the catalogue: their names are the conventions'). */
   httpServerDuration: Histogram;
+  httpActiveRequests: UpDownCounter;
 }
 
 /** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
@@ -78,6 +81,51 @@ export const CIRCUIT_STATE_VALUES: Readonly<Record<CircuitStateName, number>> = 
 export type CircuitSource = () => Iterable<{ backend: string; tenant: string; state: CircuitStateName }>;
 
 const circuitSources = new Set<CircuitSource>();
+
+/** A tenant as the metrics know it up front: its id, the policies it may use, the backends it has. */
+export interface TenantSeries {
+  tenant: string;
+  policies: readonly string[];
+  backends: readonly string[];
+}
+
+/** Reads the tenants (and the policies each may use) whose retrieval counters start at 0. */
+export type TenantSource = () => Iterable<TenantSeries>;
+
+const tenantSources = new Set<TenantSource>();
+
+/** The outcomes of an answered retrieval (`retrieval.requests`, `retrieval.latency_ms`). */
+export const RETRIEVAL_OUTCOMES = ["ok", "fallback"] as const;
+
+/** One /readyz check as the `readiness.check` gauge reads it. */
+export interface ReadinessReading {
+  /** False while draining (graceful shutdown): /readyz answers 503 whatever the checks say. */
+  serving: boolean;
+  checks: ReadonlyArray<{ name: string; ok: boolean; degraded?: boolean }>;
+}
+
+/** Reads the readiness checks of this process (src/server/services.ts), at each collection. */
+export type ReadinessSource = () => Promise<ReadinessReading>;
+
+const readinessSources = new Set<ReadinessSource>();
+
+/** The `readiness.check` gauge's encoding: the higher, the worse. */
+export const READINESS_VALUES = { ok: 0, degraded: 1, failing: 2 } as const;
+
+/**
+ * The counters of every known tenant start at 0: `retrieval.requests` for each policy it may use and each
+ * outcome, `retrieval.cache.lookups` for each backend it has and each cache result (door `retrieve`).
+ */
+function zeroTenants(i: Instruments, source: TenantSource): void {
+  for (const { tenant, policies, backends } of source()) {
+    for (const policy of policies)
+      for (const outcome of RETRIEVAL_OUTCOMES) i.retrievals.add(0, { tenant, policy, outcome });
+    for (const policy of policies)
+      for (const backend of backends)
+        for (const cache of CACHE_STATUSES)
+          i.cacheLookups.add(0, { backend, cache, door: "retrieve", policy, tenant });
+  }
+}
 
 function create(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(METER_NAME);
@@ -112,6 +160,36 @@ function create(provider: MeterProvider): Instruments {
     }
   });
 
+  // One series per /readyz check, and whether /readyz answers 200: the Redis-degraded and readiness alerts.
+  const readinessCheck = meter.createObservableGauge(METRICS.readiness.otel, {
+    description: METRICS.readiness.description,
+    unit: METRICS.readiness.unit,
+  });
+  const ready = meter.createObservableGauge(METRICS.ready.otel, {
+    description: METRICS.ready.description,
+    unit: METRICS.ready.unit,
+  });
+  meter.addBatchObservableCallback(
+    async (result) => {
+      for (const source of readinessSources) {
+        // A check that throws (none should: each catches its own failure) would fail every collection; it
+        // counts as not ready instead.
+        const { serving, checks } = await source().catch(() => ({ serving: false, checks: [] }));
+        for (const c of checks) {
+          const value = c.ok
+            ? READINESS_VALUES.ok
+            : c.degraded === true
+              ? READINESS_VALUES.degraded
+              : READINESS_VALUES.failing;
+          result.observe(readinessCheck, value, { check: c.name });
+        }
+        const failing = checks.some((c) => !c.ok && c.degraded !== true);
+        result.observe(ready, serving && !failing ? 1 : 0);
+      }
+    },
+    [readinessCheck, ready],
+  );
+
   const instruments: Instruments = {
     latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
     results: histogram(METRICS.results, COUNT_BUCKETS),
@@ -119,6 +197,7 @@ function create(provider: MeterProvider): Instruments {
     tokenBudgetUsed: histogram(METRICS.tokenBudgetUsed, BUDGET_BUCKETS),
     dedup: histogram(METRICS.dedup, RATIO_BUCKETS),
     redactions: counter(METRICS.redactions),
+    retrievals: counter(METRICS.retrievals),
     cacheLookups: counter(METRICS.cacheLookups),
     fallbacks: counter(METRICS.fallbacks),
     backendLatency: histogram(METRICS.backendLatency, LATENCY_BUCKETS_MS),
@@ -139,6 +218,10 @@ function create(provider: MeterProvider): Instruments {
       unit: "s",
       advice: { explicitBucketBoundaries: HTTP_DURATION_BUCKETS_S },
     }),
+    httpActiveRequests: meter.createUpDownCounter("http.server.active_requests", {
+      description: "Number of active HTTP server requests.",
+      unit: "{request}",
+    }),
   };
   // Counters whose label sets are known up front start at 0: a series that exists before its first event keeps
   // `rate()` and `increase()` alerts correct (no "absent" series).
@@ -156,6 +239,9 @@ function create(provider: MeterProvider): Instruments {
     for (const action of INJECTION_ACTIONS) instruments.injectionFlags.add(0, { detector, action });
   }
   for (const pair of shadowPairs) primeShadow(instruments, pair);
+  for (const method of ["GET", "POST"])
+    instruments.httpActiveRequests.add(0, { "http.request.method": method, "url.scheme": "http" });
+  for (const source of tenantSources) zeroTenants(instruments, source);
   return instruments;
 }
 
@@ -176,23 +262,37 @@ export function recordHttpServerDuration(seconds: number, attributes: Attributes
   instruments().httpServerDuration.record(seconds, attributes);
 }
 
-/** One answered retrieval (success or fallback), from the metadata the caller received. */
-export function recordRetrieval(meta: RetrievalMetadata, elapsedMs: number, door = "retrieve"): void {
+/** One HTTP request started (+1) or ended (-1): `http.server.active_requests`, the in-flight gauge. */
+export function recordActiveRequest(delta: 1 | -1, method: string): void {
+  instruments().httpActiveRequests.add(delta, { "http.request.method": method, "url.scheme": "http" });
+}
+
+/**
+ * One answered retrieval (success or fallback), from the metadata the caller received. `tenant` is the tenant's
+ * id from the operator's tenants file (`dev` in dev mode), never anything the request carries.
+ */
+export function recordRetrieval(
+  meta: RetrievalMetadata,
+  elapsedMs: number,
+  door: string,
+  tenant: string,
+): void {
   const i = instruments();
   const outcome = meta.fallback === null ? "ok" : "fallback";
-  const base: Attributes = { backend: meta.backend, policy: meta.policy.name, outcome };
+  const base: Attributes = { backend: meta.backend, policy: meta.policy.name, outcome, tenant };
   // `door`: which door asked (`retrieve`, a drop-in door's call, `mcp`), a bounded set of values.
   // `policy`: the served policy's name (a loaded policy file's, or a canary's), so canary and stable compare.
   const policy = meta.policy.name;
-  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome, door, policy });
+  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome, door, policy, tenant });
+  i.retrievals.add(1, { tenant, policy, outcome });
   i.results.record(meta.includedResults, base);
   i.tokens.record(meta.totalTokens, base);
   // Tokens used against the budget they were packed into (the policy's maxTokens after request overrides).
   if (meta.config.maxTokens > 0) i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, base);
-  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache, door, policy });
+  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache, door, policy, tenant });
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
   if (meta.fallback !== null)
-    i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action, policy });
+    i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action, policy, tenant });
 }
 
 /** One shaped context's sufficiency verdict (policy `sufficiency`), and whether an expansion round ran for it. */
@@ -271,6 +371,33 @@ export function observeCircuits(source: CircuitSource): () => void {
   };
 }
 
+/**
+ * Starts the retrieval counters of `source`'s tenants at 0 (each policy they may use × outcome; each backend they
+ * have × cache result), now and whenever the instruments are remade; `refreshTenantSeries` adds policies loaded
+ * later. Returns the function that stops it (the services closed).
+ */
+export function initTenantSeries(source: TenantSource): () => void {
+  tenantSources.add(source);
+  zeroTenants(instruments(), source);
+  return () => {
+    tenantSources.delete(source);
+  };
+}
+
+/** A policy was loaded or reloaded: tenants that may use any policy get its series at 0 too. */
+function refreshTenantSeries(i: Instruments): void {
+  for (const source of tenantSources) zeroTenants(i, source);
+}
+
+/** Feeds the `readiness.check` and `readiness.ready` gauges from `source`, read at each collection. */
+export function observeReadiness(source: ReadinessSource): () => void {
+  readinessSources.add(source);
+  instruments();
+  return () => {
+    readinessSources.delete(source);
+  };
+}
+
 /** An upstream answer over the read bound (src/backends/body.ts); the call failed as unavailable. */
 export function recordUpstreamOversized(backend: string): void {
   instruments().upstreamOversized.add(1, { backend });
@@ -287,6 +414,7 @@ export function recordPolicyEvent(e: RegistryEvent): void {
     case "loaded":
     case "reloaded":
       i.policyReloads.add(1, { type: e.type });
+      refreshTenantSeries(i);
       return;
     case "rejected":
       i.policyRejections.add(1);

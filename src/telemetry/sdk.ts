@@ -6,6 +6,7 @@
  *   SDK builds the exporters itself (otlp over OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL grpc | http/protobuf |
  *   http/json, console, zipkin) with a batch processor (OTEL_BSP_*), sampler from OTEL_TRACES_SAMPLER;
  * - metrics: the Prometheus reader behind `GET /metrics`, always, plus OTEL_METRICS_EXPORTER's push readers;
+ *   Node runtime and process metrics (./runtime.ts);
  * - propagation: OTEL_PROPAGATORS, default W3C `tracecontext,baggage` (continued from callers, sent to backends);
  * - no OpenTelemetry logs pipeline: logs are pino's, on stdout, carrying trace_id/span_id (log-context.ts).
  *
@@ -13,6 +14,7 @@
  * gateway's modules load: bin/memgate.js requires dist/telemetry/register.js first for `serve`.
  */
 
+import { metrics } from "@opentelemetry/api";
 import type { IMetricReader } from "@opentelemetry/sdk-metrics";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -21,6 +23,7 @@ import { createInstrumentations } from "./instrumentations";
 import { setActiveTelemetry, type Telemetry } from "./lifecycle";
 import { pushMetricReaders } from "./metric-readers";
 import { createPrometheusReader, releasePrometheusReader } from "./prometheus";
+import { startProcessMetrics } from "./runtime";
 
 export interface StartOptions {
   /** Replace the span processors chosen from OTEL_TRACES_EXPORTER (the overhead bench, tests). */
@@ -52,6 +55,7 @@ export function startTelemetry(opts: StartOptions = {}): Telemetry {
     ...traces,
   });
   sdk.start();
+  startProcessMetrics(metrics.getMeterProvider());
   const telemetry: Telemetry = {
     async shutdown() {
       releasePrometheusReader(prometheus);

@@ -112,7 +112,12 @@ export function traceRetrieval(
     try {
       const outcome = await run();
       if (outcome.kind === "payload" || outcome.kind === "fallback") {
-        recordRetrieval(outcome.payload.metadata, performance.now() - started, subject.door);
+        recordRetrieval(
+          outcome.payload.metadata,
+          performance.now() - started,
+          subject.door,
+          subject.tenantId,
+        );
         if (span.isRecording()) span.setAttributes(payloadAttributes(outcome.payload));
       } else if (outcome.kind === "refused") {
         span.setAttribute("memgate.error.code", outcome.code);

@@ -236,6 +236,25 @@ function hostPort(text: string): { host: string; port: number } {
   return { host: url.hostname, port: Number(url.port) };
 }
 
+/**
+ * Node.js LTS lines and the day their upstream support ends (https://github.com/nodejs/Release): the image must
+ * be on one still supported. Add the next LTS line here when it comes.
+ */
+const LTS_END_OF_LIFE: Readonly<Record<number, string>> = {
+  20: "2026-04-30",
+  22: "2027-04-30",
+  24: "2028-04-30",
+};
+
+/** Whether an engines range of `^X.Y.Z` / `>=X.Y.Z` alternatives admits some release of `major`. */
+function admitsMajor(engines: string, major: number): boolean {
+  return engines.split("||").some((alternative) => {
+    const m = /^\s*(\^|>=)\s*(\d+)(?:\.\d+){0,2}\s*$/.exec(alternative);
+    if (m === null) throw new Error(`engines: unexpected range ${alternative}`);
+    return m[1] === "^" ? Number(m[2]) === major : major >= Number(m[2]);
+  });
+}
+
 describe("docker-compose.yml (checked without Docker: no engine here)", () => {
   test("is a compose file whose services, builds, dependencies, healthchecks, ports and mounts hold together", () => {
     expect(
@@ -450,9 +469,18 @@ describe("Dockerfile", () => {
     );
     // No compiler or npm install in the runtime stage.
     expect(runs(runtime)).toEqual([]);
-    // Node 20, as package.json's engines say.
+    // One Node line for every stage: an LTS line package.json's engines admit, still supported upstream.
     const engines = JSON.parse(read("package.json")).engines.node as string;
-    for (const s of stages) expect(s.from).toMatch(new RegExp(`^node:${/\d+/.exec(engines)?.[0]}-`));
+    const majors = new Set(stages.map((s) => Number(/^node:(\d+)-/.exec(s.from)?.[1])));
+    expect(majors.size).toBe(1);
+    const [major = 0] = majors;
+    expect({ major, admitted: admitsMajor(engines, major) }).toEqual({ major, admitted: true });
+    const end = LTS_END_OF_LIFE[major];
+    expect({ major, lts: end !== undefined }).toEqual({ major, lts: true });
+    expect({ major, supportedOn: new Date().toISOString().slice(0, 10) < (end ?? "") }).toEqual({
+      major,
+      supportedOn: true,
+    });
   });
 
   test("the build stage copies every file `npm run build` reads (tsconfig files, scripts)", () => {

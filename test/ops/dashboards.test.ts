@@ -4,140 +4,39 @@
  * with the production Prometheus reader, real traffic makes every series appear (hits, misses, every fallback
  * kind, an open circuit, rate-limit rejections of all three scopes, redactions, injection flags, a rejected
  * policy), and every PromQL expression is parsed with Prometheus's own grammar and checked against that
- * `GET /metrics` (test/ops/promql.ts). `promtool` is not available; this is the check instead.
+ * `GET /metrics` (test/ops/promql.ts). Series Prometheus makes itself (`up`) and those of features this gateway
+ * does not run (Redis) are listed in test/ops/monitoring-files.ts; test/ops/real-server.test.ts checks the same
+ * files against `memgate serve` with Redis, and test/ops/promtool.test.ts runs `promtool` on the rules.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import request from "supertest";
-import { parse as parseYaml } from "yaml";
 import { METRICS } from "../../src/telemetry/catalogue";
+import { anchorsOf } from "../docs/markdown";
 import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
 import { parsePrometheusText } from "../telemetry/prom-parse";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
+import {
+  allPanels,
+  DASHBOARD_FILE,
+  DATASOURCE_VAR,
+  dashboard,
+  type Feature,
+  interpolate,
+  loadRules,
+  notExpected,
+  ROOT,
+  RULES_FILE,
+  type Rule,
+  rulesText,
+  templateLabels,
+} from "./monitoring-files";
 import { analyse, indexSeries, problemsOf, resultLabels, type SeriesIndex } from "./promql";
 
-const ROOT = join(__dirname, "../..");
-const DASHBOARD_FILE = "deploy/grafana/dashboards/memgate.json";
-const RULES_FILE = "deploy/prometheus/alerts.yml";
-/** Grafana's reference to the dashboard's `datasource` variable. */
-// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a template literal
-const DATASOURCE_VAR = "${datasource}";
-
-interface Target {
-  expr: string;
-  legendFormat?: string;
-  refId: string;
-}
-interface Panel {
-  id: number;
-  type: string;
-  title: string;
-  gridPos: { h: number; w: number; x: number; y: number };
-  datasource?: { type: string; uid: string };
-  targets?: Target[];
-  panels?: Panel[];
-}
-interface Variable {
-  name: string;
-  type: string;
-  query: string | { query: string };
-  allValue?: string;
-  includeAll?: boolean;
-}
-interface Dashboard {
-  uid: string;
-  title: string;
-  panels: Panel[];
-  templating: { list: Variable[] };
-}
-
-const dashboard = JSON.parse(readFileSync(join(ROOT, DASHBOARD_FILE), "utf8")) as Dashboard;
-const rulesText = readFileSync(join(ROOT, RULES_FILE), "utf8");
-
-function allPanels(panels: readonly Panel[]): Panel[] {
-  return panels.flatMap((p) => [p, ...allPanels(p.panels ?? [])]);
-}
-
-/**
- * Grafana's variables as Prometheus would receive them: the interval macros as durations, each query variable
- * as its "All" value. An unknown `$name` is left in place, so the parser reports it.
- */
-function interpolate(expr: string): string {
-  const vars = new Map<string, string>([
-    ["__rate_interval", "5m"],
-    ["__interval", "1m"],
-    ["__range", "1h"],
-  ]);
-  for (const v of dashboard.templating.list) {
-    if (v.type === "query" && v.allValue !== undefined) vars.set(v.name, v.allValue);
-  }
-  return expr.replace(/\$\{(\w+)\}|\$(\w+)/g, (m, a?: string, b?: string) => vars.get(a ?? b ?? "") ?? m);
-}
-
-/** `{{label}}` in a legend, `{{ $labels.label }}` in an annotation. */
-function templateLabels(template: string): string[] {
-  return [
-    ...[...template.matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((m) => m[1] ?? ""),
-    ...[...template.matchAll(/\$labels\.(\w+)/g)].map((m) => m[1] ?? ""),
-  ];
-}
-
-interface Rule {
-  alert: string;
-  expr: string;
-  for?: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-}
-
-/** The rule file's structure, as Prometheus loads it (https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/). */
-function loadRules(text: string): Rule[] {
-  const doc = parseYaml(text) as unknown;
-  const problems: string[] = [];
-  const rules: Rule[] = [];
-  const isRecord = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
-  const stringMap = (v: unknown) => isRecord(v) && Object.values(v).every((x) => typeof x === "string");
-  if (!isRecord(doc) || !Array.isArray(doc.groups) || Object.keys(doc).length !== 1)
-    throw new Error("the rule file must be { groups: [...] }");
-  const groupNames = new Set<string>();
-  for (const g of doc.groups as unknown[]) {
-    if (!isRecord(g) || typeof g.name !== "string" || !Array.isArray(g.rules)) {
-      problems.push(`group ${JSON.stringify(g)}: needs name and rules`);
-      continue;
-    }
-    if (groupNames.has(g.name)) problems.push(`group ${g.name} twice`);
-    groupNames.add(g.name);
-    for (const key of Object.keys(g)) {
-      if (!["name", "interval", "limit", "labels", "rules"].includes(key))
-        problems.push(`group ${g.name}: unknown key ${key}`);
-    }
-    for (const r of g.rules as unknown[]) {
-      if (!isRecord(r)) {
-        problems.push(`${g.name}: a rule is not a mapping`);
-        continue;
-      }
-      const name = String(r.alert);
-      for (const key of Object.keys(r)) {
-        if (!["alert", "expr", "for", "keep_firing_for", "labels", "annotations"].includes(key))
-          problems.push(`${name}: unknown key ${key}`);
-      }
-      if (typeof r.alert !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(r.alert))
-        problems.push(`${name}: alert must be a metric-style name`);
-      if (typeof r.expr !== "string" || r.expr.trim() === "") problems.push(`${name}: expr missing`);
-      if (r.for !== undefined && !(typeof r.for === "string" && /^(\d+[smhdwy])+$/.test(r.for)))
-        problems.push(`${name}: for must be a duration`);
-      if (!stringMap(r.labels) || typeof (r.labels as Record<string, unknown>).severity !== "string")
-        problems.push(`${name}: labels must map strings and name a severity`);
-      if (!stringMap(r.annotations) || !("summary" in (r.annotations as object)))
-        problems.push(`${name}: annotations must map strings and hold a summary`);
-      rules.push(r as unknown as Rule);
-    }
-  }
-  if (problems.length > 0) throw new Error(problems.join("\n"));
-  return rules;
-}
+/** The gateway of this file runs without Redis (test/ops/real-server.test.ts runs it with). */
+const FEATURES: ReadonlySet<Feature> = new Set<Feature>([]);
+const skip = notExpected(FEATURES);
 
 const SCREENED = [
   makeCandidate({
@@ -307,7 +206,7 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
 
     test("every panel query parses and names only metrics, labels and values in /metrics", () => {
       const problems = targets.flatMap((t) =>
-        problemsOf(interpolate(t.expr), series).map((p) => `${t.panel} [${t.refId}]: ${p}`),
+        problemsOf(interpolate(t.expr), series, skip).map((p) => `${t.panel} [${t.refId}]: ${p}`),
       );
       expect(problems).toEqual([]);
     });
@@ -375,8 +274,42 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
     });
 
     test("every rule expression parses and names only metrics, labels and values in /metrics", () => {
-      const problems = rules.flatMap((r) => problemsOf(r.expr, series).map((p) => `${r.alert}: ${p}`));
+      const problems = rules.flatMap((r) => problemsOf(r.expr, series, skip).map((p) => `${r.alert}: ${p}`));
       expect(problems).toEqual([]);
+    });
+
+    test("every alert has a severity, summary, description and a runbook_url into docs/runbooks.md", () => {
+      const runbooks = anchorsOf(readFileSync(join(ROOT, "docs/runbooks.md"), "utf8"));
+      const problems = rules.flatMap((r) => {
+        const out: string[] = [];
+        if (!["critical", "warning", "info"].includes(r.labels.severity ?? ""))
+          out.push(`${r.alert}: severity ${r.labels.severity}`);
+        for (const key of ["summary", "description"])
+          if ((r.annotations[key] ?? "").trim() === "") out.push(`${r.alert}: no ${key}`);
+        const m = /^docs\/runbooks\.md#([a-z0-9-]+)$/.exec(r.annotations.runbook_url ?? "");
+        if (m?.[1] === undefined) out.push(`${r.alert}: runbook_url ${r.annotations.runbook_url}`);
+        else if (!runbooks.has(m[1])) out.push(`${r.alert}: docs/runbooks.md has no #${m[1]}`);
+        else if (m[1] !== r.alert.toLowerCase()) out.push(`${r.alert}: runbook_url names #${m[1]}`);
+        return out;
+      });
+      expect(problems).toEqual([]);
+      expect(rules.length).toBeGreaterThanOrEqual(9);
+    });
+
+    test("healthy traffic does not page: first-time users and the caller's own requests are no fallback alert", () => {
+      const fallback = rules.find((r) => r.alert === "MemgateFallbackRateHigh");
+      const excluded = analyse(fallback?.expr ?? "")
+        .selectors.filter((s) => s.metric === "memgate_retrieval_fallbacks_total")
+        .flatMap((s) => s.matchers.filter((m) => m.label === "code" && m.op === "!~"))
+        .flatMap((m) => m.value.split("|"));
+      expect(excluded.sort()).toEqual(
+        ["COLLECTION_NOT_FOUND", "INVALID_QUERY", "MEMORY_DISABLED", "SESSION_INVALID"].sort(),
+      );
+      const metricsOf = (name: string) =>
+        analyse(rules.find((r) => r.alert === name)?.expr ?? "").selectors.map((s) => s.metric);
+      expect(metricsOf("MemgateTargetDown")).toEqual(["up"]);
+      expect(metricsOf("MemgateNotReady")).toEqual(["memgate_ready"]);
+      expect(metricsOf("MemgateRedisDegraded")).toEqual(["memgate_readiness_check"]);
     });
 
     test("annotations name only labels the expression's metrics carry", () => {
@@ -418,6 +351,21 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
           problems: expect.stringMatching(problem),
         });
       expect(templateLabels("{{ $labels.backend }} {{code}}")).toEqual(["code", "backend"]);
+    });
+
+    test("only the listed series are left out, and a feature's series only while it is off", () => {
+      const redis = analyse('memgate_readiness_check{check="redis"}').selectors[0];
+      const policies = analyse('memgate_readiness_check{check="policies"}').selectors[0];
+      const up = analyse("up == 0").selectors[0];
+      if (redis === undefined || policies === undefined || up === undefined) throw new Error("no selector");
+      expect(notExpected(new Set())(redis)).toBe(true);
+      expect(notExpected(new Set<Feature>(["redis"]))(redis)).toBe(false);
+      expect(notExpected(new Set())(policies)).toBe(false);
+      expect(notExpected(new Set<Feature>(["redis", "shadow", "canary"]))(up)).toBe(true);
+      expect(problemsOf('memgate_readiness_check{check="redis"} >= 1', series, skip)).toEqual([]);
+      expect(problemsOf('memgate_readiness_check{check="redis"} >= 1', series)).toEqual([
+        'memgate_readiness_check{check="redis"}: no series has check="redis"',
+      ]);
     });
 
     test("a malformed rule file is refused", () => {

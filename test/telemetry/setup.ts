@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry for one test file, in memory: a tracer provider with an in-memory span exporter, a meter provider
  * with the production Prometheus reader plus an in-memory metric exporter, the AsyncLocalStorage context manager,
- * W3C tracecontext + baggage propagation, and the production instrumentations (src/telemetry/instrumentations.ts).
+ * W3C tracecontext + baggage propagation, the production instrumentations (src/telemetry/instrumentations.ts,
+ * runtime metrics included) and the process CPU and memory gauges (src/telemetry/runtime.ts).
  * The HTTP server span is the app's own first middleware (src/telemetry/http-server.ts): nothing to patch. Undici's
  * instrumentation listens on diagnostics channels and needs nothing special.
  */
@@ -21,6 +22,7 @@ import {
 } from "@opentelemetry/sdk-trace-node";
 import { createInstrumentations } from "../../src/telemetry/instrumentations";
 import { createPrometheusReader, releasePrometheusReader } from "../../src/telemetry/prometheus";
+import { startProcessMetrics } from "../../src/telemetry/runtime";
 
 export interface TestTelemetry {
   spans(): ReadableSpan[];
@@ -44,8 +46,14 @@ export function installTelemetry(): TestTelemetry {
   const prometheus = createPrometheusReader();
   const meterProvider = new MeterProvider({ readers: [prometheus, metricReader] });
   metrics.setGlobalMeterProvider(meterProvider);
+  startProcessMetrics(meterProvider);
 
   const instrumentations = createInstrumentations().flat();
+  // As the SDK's registerInstrumentations does: the runtime instrumentation makes its instruments only then.
+  for (const i of instrumentations) {
+    i.setTracerProvider(tracerProvider);
+    i.setMeterProvider(meterProvider);
+  }
 
   return {
     spans: () => spanExporter.getFinishedSpans(),
