@@ -30,8 +30,8 @@ import {
 } from "./monitoring-files";
 import { indexSeries, problemsOf, type SeriesIndex } from "./promql";
 
-/** The features this server runs. The lead turns on "shadow" and "canary" once they are merged. */
-const FEATURES: ReadonlySet<Feature> = new Set<Feature>(["redis"]);
+/** The features this server runs. */
+const FEATURES: ReadonlySet<Feature> = new Set<Feature>(["redis", "shadow", "canary"]);
 
 const REDIS_PREFIX = testPrefix("real-server");
 const BIN = join(ROOT, "bin/memgate.js");
@@ -243,11 +243,19 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
       ),
     );
     expect(idle.every((s) => s.value === 0)).toBe(true);
-    expect(
-      samples("memgate_retrieval_cache_lookups_total", { tenant: "idle", backend: "local" })
-        .map((s) => s.labels.cache)
-        .sort(),
-    ).toEqual(["bypass", "hit", "miss", "stale"]);
+    // …and per policy it may use × cache result (the served policy is a label, so canary and stable compare).
+    const idleLookups = samples("memgate_retrieval_cache_lookups_total", {
+      tenant: "idle",
+      backend: "local",
+    });
+    expect(new Set(idleLookups.map((s) => `${s.labels.policy}/${s.labels.cache}`))).toEqual(
+      new Set(
+        ["default", "recency-heavy", "strict-injection", "strict-pii", "strict-secrets"].flatMap((p) =>
+          ["bypass", "hit", "miss", "stale"].map((c) => `${p}/${c}`),
+        ),
+      ),
+    );
+    expect(idleLookups.every((s) => s.value === 0)).toBe(true);
     // Only the tenants file's ids, never a user id or anything else the request carried.
     const tenants = new Set(
       [...families.values()].flatMap((f) => f.samples.map((s) => s.labels.tenant)).filter((t) => t),
