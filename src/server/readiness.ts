@@ -65,14 +65,29 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessChe
     const checks: ReadinessCheck[] = [];
     const { policies } = deps.policies.list();
     const missing = new Set<string>();
+    const retired: string[] = [];
     for (const t of deps.tenants.tenants()) {
-      if (!deps.policies.get(t.policies.default)) missing.add(t.policies.default);
+      const name = t.policies.default;
+      if (deps.policies.get(name)) continue;
+      const last = deps.policies.retired(name);
+      if (last) retired.push(`tenant "${t.id}" default policy "${name}" (version ${last.policy.version})`);
+      else missing.add(name);
     }
+    const active = policies.filter((p) => p.status === "active").length;
     checks.push(
-      missing.size === 0 && policies.length > 0
-        ? { name: "policies", ok: true, detail: `${policies.length} loaded` }
+      missing.size === 0 && active + retired.length > 0
+        ? { name: "policies", ok: true, detail: `${active} loaded` }
         : { name: "policies", ok: false, detail: `missing: ${[...missing].join(", ") || "none loaded"}` },
     );
+    // A retired default keeps serving its last version: the tenant is answered, but its file is gone.
+    if (retired.length > 0) {
+      checks.push({
+        name: "policies:retired-defaults",
+        ok: false,
+        degraded: true,
+        detail: `${retired.join("; ")}: the file was deleted, the last version keeps serving; restore the file or change the tenant's default`,
+      });
+    }
     // Read fresh on every probe (no I/O): a circuit that just opened shows at once.
     const circuits = readCircuits(deps.tenants, deps.backends);
     const closed = circuits.filter((c) => c.state === "closed").length;

@@ -92,7 +92,8 @@ export const METRICS = {
   policyOrphans: {
     otel: "policy.orphans",
     prometheus: "memgate_policy_orphans_total",
-    description: "Policies whose file was deleted (the last version keeps serving)",
+    description:
+      "Policies retired because their file was deleted (requests naming them are refused; a tenant whose default it was keeps its last version)",
     unit: "{policy}",
   },
   rateLimited: {

@@ -277,7 +277,7 @@ export function recordPolicyEvent(e: RegistryEvent): void {
     case "rejected":
       i.policyRejections.add(1);
       return;
-    case "orphaned":
+    case "retired":
       i.policyOrphans.add(1);
       return;
   }

@@ -46,7 +46,7 @@ const policyStatusSchema = z.object({
   file: z.string().meta({ description: "The file's name, never the server's path." }),
   version: z.int(),
   hash: z.string(),
-  status: z.enum(["active", "orphaned"]),
+  status: z.enum(["active", "retired"]),
   loadedAt: z.string(),
   lastError: z.string().nullable(),
   rejectedChanges: z.int().min(0),
