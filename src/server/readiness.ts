@@ -1,9 +1,11 @@
+import { dirname, sep } from "node:path";
 import type { BackendProvider } from "../backends/registry";
 import type { ReadinessCheck } from "../http/routes/ops";
 import type { PolicyRegistry } from "../policy/registry-types";
 import { BACKEND_NAMES, type BackendName } from "../policy/schema";
 import { type CircuitStatus, ResilientBackend } from "../resilience";
 import type { TenantDirectory } from "../tenants/types";
+import type { TenantsFileStatus } from "../tenants/watch";
 
 export interface ReadinessDeps {
   tenants: TenantDirectory;
@@ -11,6 +13,8 @@ export interface ReadinessDeps {
   backends: BackendProvider;
   /** Extra checks (e.g. Redis), added by the capabilities that need them. */
   extra?: Array<() => Promise<ReadinessCheck>>;
+  /** The tenants file's reload state (unset in dev mode): a refused change is reported as degraded. */
+  tenantsFile?: () => TenantsFileStatus;
   /** Probes come every few seconds from orchestrators: the extra checks' results are reused this long. */
   cacheMs?: number;
   now?: () => number;
@@ -86,6 +90,17 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessChe
         ok: false,
         degraded: true,
         detail: `${retired.join("; ")}: the file was deleted, the last version keeps serving; restore the file or change the tenant's default`,
+      });
+    }
+    const file = deps.tenantsFile?.();
+    if (file?.lastError != null) {
+      // The previous file keeps serving: degraded, not down. Paths are cut to the file's name (an open probe).
+      const lines = file.lastError.split("\n").map((l) => l.replaceAll(`${dirname(file.file)}${sep}`, ""));
+      checks.push({
+        name: "tenants",
+        ok: false,
+        degraded: true,
+        detail: `change rejected, the file loaded at ${file.loadedAt} keeps serving: ${lines.join("; ")}`,
       });
     }
     // Read fresh on every probe (no I/O): a circuit that just opened shows at once.

@@ -16,16 +16,17 @@ import type { Logger } from "../logging/logger";
 import { warmTokenizers } from "../pipeline/tokenizers";
 import { OverrideCache } from "../policy/compile";
 import { createPolicyRegistry } from "../policy/registry";
+import type { PolicyRegistry } from "../policy/registry-types";
 import type { RedisConnection } from "../redis/connection";
 import { resilienceFromEnv, resilientBackends } from "../resilience";
 import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
 import { instrumentFactories } from "../telemetry/backend";
-import { observeCircuits, recordPolicyEvent } from "../telemetry/metrics";
+import { observeCircuits, recordPolicyEvent, recordTenantsReload } from "../telemetry/metrics";
 import { configureUserHash } from "../telemetry/redact";
 import { devDirectory } from "../tenants/directory";
-import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
+import { loadReloadingTenants, type ReloadingTenants } from "../tenants/watch";
 import { createReadiness, readCircuits } from "./readiness";
 import { createSharedState } from "./shared-state";
 
@@ -68,11 +69,36 @@ export interface BuildOptions {
   watchPolicies?: boolean;
 }
 
-async function loadTenants(env: Env, rawEnv: NodeJS.ProcessEnv): Promise<TenantDirectory> {
+/**
+ * The tenants file, hot-reloaded (src/tenants/watch.ts) when watching; dev mode without one. A changed file whose
+ * tenants name a default policy that is not loaded is refused, as the boot refuses it.
+ */
+async function loadTenants(
+  env: Env,
+  rawEnv: NodeJS.ProcessEnv,
+  logger: Logger,
+  watch: boolean,
+  policies: PolicyRegistry,
+): Promise<TenantDirectory | ReloadingTenants> {
   const file =
     env.MEMGATE_TENANTS_FILE ?? (existsSync(DEFAULT_TENANTS_FILE) ? DEFAULT_TENANTS_FILE : undefined);
-  if (file !== undefined) return loadTenantsFile(file, rawEnv);
-  return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA });
+  if (file === undefined)
+    return devDirectory(rawEnv, { backend: env.MEMGATE_BACKEND, localDataFile: env.MEMGATE_LOCAL_DATA });
+  return loadReloadingTenants({
+    file,
+    env: rawEnv,
+    logger,
+    watch,
+    onReload: recordTenantsReload,
+    checkChange: (directory, where) =>
+      directory
+        .tenants()
+        .filter((t) => !policies.get(t.policies.default) && !policies.retired(t.policies.default))
+        .map(
+          (t) =>
+            `${where}: tenant "${t.id}": policies.default: "${t.policies.default}" is not loaded from ${env.MEMGATE_POLICY_DIR}`,
+        ),
+  });
 }
 
 /** MEMGATE_PLAYGROUND and MEMGATE_PLAYGROUND_GOLDEN: the page must be built, the golden set must load. */
@@ -96,20 +122,29 @@ async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined>
 export async function buildServices(opts: BuildOptions): Promise<Services> {
   const { env, logger } = opts;
   configureUserHash(env.MEMGATE_USER_HASH_KEY);
-  const tenants = await loadTenants(env, opts.rawEnv);
+  const watch = opts.watchPolicies ?? true;
   const playground = await playgroundConfig(env);
   const policies = await createPolicyRegistry({
     dir: env.MEMGATE_POLICY_DIR,
     logger,
-    watch: opts.watchPolicies ?? true,
+    watch,
     onEvent: recordPolicyEvent,
   });
+  let tenants: TenantDirectory | ReloadingTenants;
+  try {
+    tenants = await loadTenants(env, opts.rawEnv, logger, watch, policies);
+  } catch (err) {
+    policies.close();
+    throw err;
+  }
+  const tenantsFile = "status" in tenants ? tenants : undefined;
   const missing = tenants
     .tenants()
     .map((t) => t.policies.default)
     .filter((name) => policies.get(name) === undefined);
   if (missing.length > 0) {
     policies.close();
+    tenantsFile?.close();
     const rejected = policies.list().rejected.map((r) => r.error);
     throw new BootError(
       `default policy not loaded from ${env.MEMGATE_POLICY_DIR}: ${[...new Set(missing)].join(", ")}` +
@@ -138,6 +173,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     }
   } catch (err) {
     policies.close();
+    tenantsFile?.close();
     await backends.close().catch(() => undefined);
     throw err;
   }
@@ -159,7 +195,13 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     logger,
   });
   // /readyz and the `backend.circuit_state` gauge read the breakers of the instances built so far (no ping).
-  const readiness = createReadiness({ tenants, policies, backends, extra: shared.readiness });
+  const readiness = createReadiness({
+    tenants,
+    policies,
+    backends,
+    extra: shared.readiness,
+    ...(tenantsFile === undefined ? {} : { tenantsFile: () => tenantsFile.status() }),
+  });
   const stopCircuitGauge = observeCircuits(() => readCircuits(tenants, backends));
   return {
     logger,
@@ -179,6 +221,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     async close() {
       stopCircuitGauge();
       policies.close();
+      tenantsFile?.close();
       await shared.flights.idle(); // cache writes and lock releases still on their way
       await backends.close();
       await cache.close?.();

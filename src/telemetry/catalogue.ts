@@ -137,6 +137,19 @@ export const METRICS = {
       "Circuit breaker state of each backend instance in use, by backend and tenant: 0 closed, 1 half-open, 2 open",
     unit: "1",
   },
+  tenantsReloads: {
+    otel: "tenants.reloads",
+    prometheus: "memgate_tenants_reloads_total",
+    description:
+      "Changes of the tenants file by outcome (reloaded; rejected: the previous file kept serving, /readyz degraded)",
+    unit: "{reload}",
+  },
+  buildInfo: {
+    otel: "build.info",
+    prometheus: "memgate_build_info",
+    description: "Always 1; the labels say which memgate version (package.json) and Node.js version run",
+    unit: "1",
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 /** OpenTelemetry name → Prometheus name, for the `/metrics` serializer. */

@@ -16,6 +16,7 @@ import {
 import type { RegistryEvent } from "../policy/registry";
 import { DETECTORS, INJECTION_ACTIONS, INJECTION_DETECTORS } from "../policy/schema";
 import type { RetrievalMetadata } from "../retrieval/payload";
+import { MEMGATE_VERSION } from "../version";
 import { METRICS } from "./catalogue";
 import { SlidingHitRate } from "./hit-rate";
 
@@ -51,6 +52,7 @@ interface Instruments {
   injectionFlags: Counter;
   sufficiency: Counter;
   reinforcement: Counter;
+  tenantsReloads: Counter;
   /** The semantic conventions' HTTP server metric (not in the catalogue: its name is the conventions'). */
   httpServerDuration: Histogram;
 }
@@ -106,6 +108,15 @@ function create(provider: MeterProvider): Instruments {
     }
   });
 
+  // memgate_build_info{version,node} 1: which build runs where (joins onto other series by instance).
+  const buildInfo = meter.createObservableGauge(METRICS.buildInfo.otel, {
+    description: METRICS.buildInfo.description,
+    unit: METRICS.buildInfo.unit,
+  });
+  buildInfo.addCallback((result: ObservableResult) => {
+    result.observe(1, { version: MEMGATE_VERSION, node: process.versions.node });
+  });
+
   const instruments: Instruments = {
     latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
     results: histogram(METRICS.results, COUNT_BUCKETS),
@@ -124,6 +135,7 @@ function create(provider: MeterProvider): Instruments {
     injectionFlags: counter(METRICS.injectionFlags),
     sufficiency: counter(METRICS.sufficiency),
     reinforcement: counter(METRICS.reinforcement),
+    tenantsReloads: counter(METRICS.tenantsReloads),
     httpServerDuration: meter.createHistogram("http.server.request.duration", {
       description: "Duration of HTTP server requests.",
       unit: "s",
@@ -137,6 +149,7 @@ function create(provider: MeterProvider): Instruments {
   for (const type of ["loaded", "reloaded"]) instruments.policyReloads.add(0, { type });
   instruments.policyRejections.add(0);
   instruments.policyOrphans.add(0);
+  for (const outcome of ["reloaded", "rejected"]) instruments.tenantsReloads.add(0, { outcome });
   for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
   for (const verdict of ["sufficient", "partial", "insufficient"])
     for (const expanded of ["true", "false"]) instruments.sufficiency.add(0, { verdict, expanded });
@@ -264,6 +277,11 @@ export function recordUpstreamOversized(backend: string): void {
 
 export function recordRateLimitRejection(scope: RateLimitScope): void {
   instruments().rateLimited.add(1, { scope });
+}
+
+/** The tenants file's reload listener (src/tenants/watch.ts). */
+export function recordTenantsReload(outcome: "reloaded" | "rejected"): void {
+  instruments().tenantsReloads.add(1, { outcome });
 }
 
 /** The policy registry's `onEvent` listener. */
