@@ -240,7 +240,7 @@ describe("memgate policy schema: hover help", () => {
     let properties = 0;
     const walk = (node: unknown, at: string): void => {
       if (Array.isArray(node)) {
-        node.forEach((n, i) => walk(n, `${at}[${i}]`));
+        for (const [i, n] of node.entries()) walk(n, `${at}[${i}]`);
         return;
       }
       if (node === null || typeof node !== "object") return;
