@@ -79,6 +79,7 @@ async function loadTenants(
   logger: Logger,
   watch: boolean,
   policies: PolicyRegistry,
+  onReloaded: () => void,
 ): Promise<TenantDirectory | ReloadingTenants> {
   const file =
     env.MEMGATE_TENANTS_FILE ?? (existsSync(DEFAULT_TENANTS_FILE) ? DEFAULT_TENANTS_FILE : undefined);
@@ -89,7 +90,10 @@ async function loadTenants(
     env: rawEnv,
     logger,
     watch,
-    onReload: recordTenantsReload,
+    onReload: (outcome) => {
+      recordTenantsReload(outcome);
+      if (outcome === "reloaded") onReloaded();
+    },
     checkChange: (directory, where) =>
       directory
         .tenants()
@@ -130,9 +134,11 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     watch,
     onEvent: recordPolicyEvent,
   });
+  // Set once the backends exist: a reloaded tenants file's local stores are loaded at once, as at boot.
+  let warmLocalStores = (): void => undefined;
   let tenants: TenantDirectory | ReloadingTenants;
   try {
-    tenants = await loadTenants(env, opts.rawEnv, logger, watch, policies);
+    tenants = await loadTenants(env, opts.rawEnv, logger, watch, policies, () => warmLocalStores());
   } catch (err) {
     policies.close();
     throw err;
@@ -177,6 +183,15 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     await backends.close().catch(() => undefined);
     throw err;
   }
+  warmLocalStores = () => {
+    for (const tenant of tenants.tenants()) {
+      backends
+        .get(tenant, "local")
+        ?.catch((err: unknown) =>
+          logger.error({ err, tenant: tenant.id }, "local store of a reloaded tenant failed to load"),
+        );
+    }
+  };
   // --- redis: cache, single-flight, limits and cooldowns, shared through Redis when one is configured ---
   const shared = createSharedState(env, logger);
   const { cache, limiter } = shared;
