@@ -4,7 +4,7 @@
  * a restart; a bad edit is refused (the old file keeps serving), logged, and shown by /readyz as degraded.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashKey } from "../../src/tenants/keys";
@@ -156,5 +156,48 @@ test("a bad edit is refused: the old file keeps serving, the error is logged and
     { name: "b", key: KEY_B },
   ]);
   await waitFor("ready again", async () => (await readyz()).status === "ready");
+  expect((await retrieve(KEY_A)).status).toBe(200);
+}, 20_000);
+
+test("a tenant added without a restart is served, its local store already loaded (the OpenMemory routes)", async () => {
+  const keyC = "mg_test_reload_c_0123456789";
+  const base = `tenants:
+  - id: acme
+    keys:
+      - { name: a, sha256: ${hashKey(KEY_A)}, scopes: [retrieve] }
+    backends:
+      local: { dataFile: ${join(ROOT, "config/demo-memories.jsonl")} }
+`;
+  writeFileSync(
+    tenantsFile(),
+    `${base}  - id: globex
+    keys:
+      - { name: c, sha256: ${hashKey(keyC)}, scopes: [retrieve, proxy] }
+    backends:
+      local: { dataFile: ${join(ROOT, "config/demo-memories.jsonl")} }
+`,
+  );
+  const all = () => fetch(`${url}/memory/all`, { headers: { authorization: `Bearer ${keyC}` } });
+  await waitFor("globex's key accepted", async () => (await all()).status === 200);
+  const body = (await (await all()).json()) as { items?: unknown[] };
+  expect(Array.isArray(body.items) && body.items.length > 0).toBe(true);
+  expect((await retrieve(keyC)).status).toBe(200);
+}, 20_000);
+
+test("a change naming a default policy that is not loaded is refused, naming the tenant", async () => {
+  writeTenants([{ name: "a", key: KEY_A }]);
+  await waitFor("ready", async () => (await readyz()).status === "ready");
+  writeFileSync(
+    tenantsFile(),
+    readFileSync(tenantsFile(), "utf8").replace(
+      "    backends:",
+      '    policies: { allowed: ["*"], default: nosuch }\n    backends:',
+    ),
+  );
+  await waitFor("the refusal", async () => (await readyz()).status === "degraded");
+  const check = (await readyz()).checks.find((c) => c.name === "tenants");
+  expect(check?.detail).toContain(
+    'tenants.yaml: tenant "acme": policies.default: "nosuch" is not loaded from',
+  );
   expect((await retrieve(KEY_A)).status).toBe(200);
 }, 20_000);
