@@ -10,7 +10,10 @@ if (!fs.existsSync(entry)) {
 }
 // OpenTelemetry first: its instrumentations patch http, express and ioredis when they are first required, so
 // the SDK must be running before the CLI (and through it the gateway) loads them. Only `serve` needs it.
-if (process.argv[2] === "serve") require(path.join(__dirname, "..", "dist", "telemetry", "register.js"));
+// `serve --help` only prints: it needs neither.
+const helpOnly = process.argv.slice(3).some((a) => a === "--help" || a === "-h");
+if (process.argv[2] === "serve" && !helpOnly)
+  require(path.join(__dirname, "..", "dist", "telemetry", "register.js"));
 require(entry)
   .main(process.argv.slice(2))
   .then((code) => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { BackendName } from "../policy/schema";
 import type { Tenant } from "../tenants/types";
 import type { Backend, BackendConfig } from "./types";
@@ -66,8 +67,14 @@ export class BackendProvider {
     return key === undefined ? undefined : this.settled.get(key);
   }
 
+  /**
+   * One instance per tenant, backend and settings: when the tenants file is reloaded with other credentials or
+   * another URL for a tenant's backend, the next request builds a new instance with them (the old one is closed
+   * at shutdown). Unchanged settings keep their instance, its circuit and its local store.
+   */
   private keyFor(tenant: Tenant, name: BackendName): string | undefined {
-    return tenant.backends[name] ? `${tenant.id}:${name}` : undefined;
+    const cfg = tenant.backends[name];
+    return cfg ? `${tenant.id}:${name}:${settingsFingerprint(cfg)}` : undefined;
   }
 
   private async build(tenant: Tenant, name: BackendName): Promise<Backend> {
@@ -104,4 +111,16 @@ export class BackendProvider {
   async close(): Promise<void> {
     for (const { backend } of await this.all()) await backend.close?.().catch(() => undefined);
   }
+}
+
+const fingerprints = new WeakMap<object, string>();
+
+/** A short hash of one backend's settings (secrets included, so never shown: only compared). */
+function settingsFingerprint(cfg: object): string {
+  let fp = fingerprints.get(cfg);
+  if (fp === undefined) {
+    fp = createHash("sha256").update(JSON.stringify(cfg)).digest("hex").slice(0, 12);
+    fingerprints.set(cfg, fp);
+  }
+  return fp;
 }

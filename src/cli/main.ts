@@ -1,13 +1,14 @@
+/**
+ * The `memgate` command line. Each command's code is imported when the command runs, not before: `memgate --help`
+ * (and `serve --help`) load commander and nothing of the gateway.
+ */
 import { Command, CommanderError } from "commander";
-import { stdioProxyCommand } from "../mcp/stdio";
-import { serveCommand } from "../server/serve";
-import { type EvalOptions, evalCommand, type Progress } from "./eval";
-import { type EvalInjectionOptions, evalInjectionCommand } from "./eval-injection";
-import { type EvalRedactionOptions, evalRedactionCommand } from "./eval-redaction";
+import { envHelpText } from "../config/env-help";
+import { MEMGATE_VERSION } from "../version";
+import type { EvalOptions, Progress } from "./eval";
+import type { EvalInjectionOptions } from "./eval-injection";
+import type { EvalRedactionOptions } from "./eval-redaction";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, processIo } from "./io";
-import { keysHashCommand, keysNewCommand } from "./keys";
-import { schemaCommand, validateCommand } from "./policy";
-import { replayCommand } from "./replay";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -31,13 +32,17 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   let code = 0;
   const program = new Command("memgate")
     .description("memgate: a retrieval-policy gateway in front of long-term memory services")
+    .version(MEMGATE_VERSION, "-V, --version", "print memgate's version")
+    .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
   program
     .command("serve")
-    .description("run the gateway (configuration from the environment, see README)")
+    .description("run the gateway (configuration from the environment variables below)")
+    .addHelpText("after", envHelpText())
     .action(async () => {
+      const { serveCommand } = await import("../server/serve");
       code = await serveCommand();
     });
 
@@ -47,12 +52,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .description("print the SHA-256 of a key for config/tenants.yaml (reads stdin when no key is given)")
     .argument("[key]", "the API key (prefer stdin: it stays out of shell history)")
     .action(async (key: string | undefined) => {
+      const { keysHashCommand } = await import("./keys");
       code = await keysHashCommand(key, io);
     });
   keys
     .command("new")
     .description("generate a new random API key and print it with its hash")
     .action(async () => {
+      const { keysNewCommand } = await import("./keys");
       code = await keysNewCommand(io);
     });
 
@@ -60,15 +67,45 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   policy
     .command("validate")
     .description("validate policy files; exit 0, or 2 with one line per problem")
-    .argument("<files...>", "policy files (YAML or JSON)")
-    .action(async (files: string[]) => {
-      code = await validateCommand(files, io);
+    .argument("<paths...>", "policy files (YAML or JSON), or directories: every policy file in each")
+    .option("--json", "print one JSON report ({ok, files: [{file, ok, policy | problems}]}) on stdout", false)
+    .action(async (paths: string[], opts: { json: boolean }) => {
+      const { validateCommand } = await import("./policy");
+      code = await validateCommand(paths, io, opts);
+    });
+  policy
+    .command("diff")
+    .description(
+      "the effective difference of two policy files (compiled, defaults filled in): one `path: old → new` line each; exit 0 same, 1 different, 2 invalid",
+    )
+    .argument("<a>", "the old policy file")
+    .argument("<b>", "the new policy file")
+    .action(async (a: string, b: string) => {
+      const { diffCommand } = await import("./policy");
+      code = await diffCommand(a, b, io);
     });
   policy
     .command("schema")
     .description("print the JSON Schema of a policy file (for editors)")
-    .action(() => {
+    .action(async () => {
+      const { schemaCommand } = await import("./policy");
       code = schemaCommand(io);
+    });
+
+  const tenants = program.command("tenants").description("work with the tenants file");
+  tenants
+    .command("validate")
+    .description(
+      "check a tenants file as the server's boot does (structure, rules, the environment variables it names); exit 0, or 2 with one line per problem",
+    )
+    .argument("<file>", "the tenants file (YAML)")
+    .option(
+      "--policy-dir <dir>",
+      "also check that every tenant's default and allowed policies are in this directory",
+    )
+    .action(async (file: string, opts: { policyDir?: string }) => {
+      const { tenantsValidateCommand } = await import("./tenants");
+      code = await tenantsValidateCommand(file, io, opts);
     });
 
   program
@@ -78,6 +115,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .requiredOption("--input <file>", 'JSON file: {"query", "userId", "results": [Candidate…]}')
     .option("--explain", "include the per-stage trace", false)
     .action(async (opts: { policy: string; input: string; explain: boolean }) => {
+      const { replayCommand } = await import("./replay");
       code = await replayCommand(opts, io);
     });
 
@@ -117,6 +155,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     )
     .option("--chart <file.svg>", "with --budgets: write the sweep as an SVG chart")
     .action(async (opts: EvalOptions) => {
+      const { evalCommand } = await import("./eval");
       code = await evalCommand(opts, io, io === processIo ? terminalProgress() : undefined);
     });
 
@@ -130,6 +169,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option("--max-fp <n>", "exit 1 if there are more false positives in all")
     .option("--json", "print the report as JSON", false)
     .action(async (opts: EvalRedactionOptions) => {
+      const { evalRedactionCommand } = await import("./eval-redaction");
       code = await evalRedactionCommand(opts, io);
     });
 
@@ -148,6 +188,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option("--max-fp <n>", "exit 1 if there are more false positives in all (cases and memories)")
     .option("--json", "print the report as JSON", false)
     .action(async (opts: EvalInjectionOptions) => {
+      const { evalInjectionCommand } = await import("./eval-injection");
       code = await evalInjectionCommand(opts, io);
     });
 
@@ -158,6 +199,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     )
     .requiredOption("--stdio <gatewayUrl>", "the gateway, e.g. http://127.0.0.1:8787")
     .action(async (opts: { stdio: string }) => {
+      const { stdioProxyCommand } = await import("../mcp/stdio");
       code = await stdioProxyCommand(opts.stdio, io.err);
     });
 

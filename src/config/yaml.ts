@@ -121,6 +121,8 @@ export interface ZodProblemOptions {
    * `unknown key(s) "a", "b"` at the object, on the line of its first unknown key.
    */
   unknownKey?: (parent: Path, key: string) => string;
+  /** The key the author probably meant for an unknown one (src/config/suggest.ts), added as "did you mean". */
+  suggest?: (parent: Path, key: string) => string | undefined;
 }
 
 /** Zod issues as problems, in file order. */
@@ -129,7 +131,7 @@ export function problemsFromZod(
   error: ZodError,
   opts: ZodProblemOptions = {},
 ): ConfigProblem[] {
-  const { lineOf = () => undefined, input, echoValues = false, unknownKey } = opts;
+  const { lineOf = () => undefined, input, echoValues = false, unknownKey, suggest } = opts;
   const problems: ConfigProblem[] = [];
   for (const issue of error.issues) {
     const path = issue.path.filter((s): s is string | number => typeof s !== "symbol");
@@ -137,7 +139,14 @@ export function problemsFromZod(
       if (unknownKey !== undefined) {
         for (const key of issue.keys) {
           const at = [...path, key];
-          problems.push({ file, line: lineOf(at), path: at, message: unknownKey(path, key) });
+          const meant = suggest?.(path, key);
+          const message = unknownKey(path, key);
+          problems.push({
+            file,
+            line: lineOf(at),
+            path: at,
+            message: meant === undefined ? message : `${message}; did you mean "${meant}"?`,
+          });
         }
         continue;
       }
@@ -147,7 +156,7 @@ export function problemsFromZod(
         file,
         line: line ?? lineOf(path),
         path,
-        message: `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`,
+        message: `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}${didYouMean(issue.keys, path, suggest)}`,
       });
       continue;
     }
@@ -170,4 +179,16 @@ function valueAt(root: unknown, path: Path): unknown {
     cur = (cur as Record<string | number, unknown>)[seg];
   }
   return cur;
+}
+
+/** `; did you mean "budget"?` (one unknown key) or `; did you mean "budget" (for "budgt"), …?`; "" when none is close. */
+function didYouMean(keys: readonly string[], parent: Path, suggest: ZodProblemOptions["suggest"]): string {
+  if (suggest === undefined) return "";
+  const pairs = keys.flatMap((k) => {
+    const meant = suggest(parent, k);
+    return meant === undefined ? [] : [{ k, meant }];
+  });
+  if (pairs.length === 0) return "";
+  if (keys.length === 1) return `; did you mean "${pairs[0]?.meant}"?`;
+  return `; did you mean ${pairs.map((p) => `"${p.meant}" (for "${p.k}")`).join(", ")}?`;
 }

@@ -1,3 +1,4 @@
+import { suggestKey } from "../config/suggest";
 import { type ConfigProblem, formatProblem, type LineOf, parseYaml, problemsFromZod } from "../config/yaml";
 import { type Policy, policySchema } from "./schema";
 
@@ -35,7 +36,12 @@ export function validatePolicyObject(data: unknown, file: string, lineOf?: LineO
   if (!parsed.success) {
     return {
       ok: false,
-      problems: problemsFromZod(file, parsed.error, { lineOf, input: data, echoValues: true }),
+      problems: problemsFromZod(file, parsed.error, {
+        lineOf,
+        input: data,
+        echoValues: true,
+        suggest: (parent, key) => suggestKey(policySchema, parent, key),
+      }),
     };
   }
   return { ok: true, policy: parsed.data };

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { formatProblem } from "../config/yaml";
+import { addLines, formatProblem } from "../config/yaml";
 import type { Logger } from "../logging/logger";
 import { sha256Hex } from "./canonical";
 import {
@@ -12,7 +12,7 @@ import {
 import type { PolicyRegistry, PolicyStatus, RejectedFile } from "./registry-types";
 import { byCodeUnits, type DirWatcher, listPolicyFiles, watchDirectory } from "./watch";
 
-export type RegistryEventType = "loaded" | "reloaded" | "rejected" | "orphaned";
+export type RegistryEventType = "loaded" | "reloaded" | "rejected" | "retired";
 
 /** One change of the registry, for logs and metrics. `error` holds formatted problem line(s). */
 export interface RegistryEvent {
@@ -43,6 +43,8 @@ type Outcome = { ok: true; compiled: CompiledPolicy } | { ok: false; error: stri
 interface FileRecord {
   file: string;
   contentHash: string;
+  /** The file's text, for the line of a problem found after compiling (a version that does not go up). */
+  text: string;
   outcome: Outcome;
 }
 
@@ -60,8 +62,11 @@ interface State {
  *
  * - Same name in two files: the file whose name sorts first (code-unit order) wins; the other is rejected.
  * - A changed file that fails validation is rejected; the previous version keeps serving with `lastError`.
- * - A deleted file (or one that now defines another name) leaves its policy serving as `orphaned` until a
- *   file defines that name again: deleting a file must not silently break the tenants that use the policy.
+ * - A changed policy must raise its `version`: a change with the same or a lower version is rejected the same
+ *   way (a formatting- or comment-only change, same hash, is no change at all).
+ * - A deleted file (or one that now defines another name) retires its policy: `get()` no longer finds it (a
+ *   request naming it is answered as for an unknown policy), but `retired()` keeps its last version for the
+ *   tenants whose default it is (/readyz says they are degraded), until a file defines that name again.
  * - Reloads are serialized; each builds a new state aside and swaps one reference, so `get()` returns a
  *   whole old or a whole new compiled policy, never a mix.
  *
@@ -135,7 +140,14 @@ export async function createPolicyRegistry(opts: PolicyRegistryOptions): Promise
   }
 
   return {
-    get: (name) => state.policies.get(name)?.compiled,
+    get: (name) => {
+      const entry = state.policies.get(name);
+      return entry?.status === "active" ? entry.compiled : undefined;
+    },
+    retired: (name) => {
+      const entry = state.policies.get(name);
+      return entry?.status === "retired" ? entry.compiled : undefined;
+    },
     list: () => {
       const policies = [...state.policies.values()]
         .map(({ compiled: _compiled, ...status }) => status)
@@ -192,7 +204,7 @@ async function readRecord(
   }
   const prev = previous.get(file);
   if (prev && prev.contentHash === contentHash) return prev;
-  return { file, contentHash, outcome: outcome ?? compileText(text, file) };
+  return { file, contentHash, text, outcome: outcome ?? compileText(text, file) };
 }
 
 function compileText(text: string, file: string): Outcome {
@@ -200,7 +212,7 @@ function compileText(text: string, file: string): Outcome {
   return result.ok ? result : { ok: false, error: result.problems.map(formatProblem).join("\n") };
 }
 
-type Claim = { file: string; outcome: Outcome };
+type Claim = { file: string; text: string; outcome: Outcome };
 
 /** Computes the next state from the files read and the previous state, plus the events to emit. */
 function reconcile(
@@ -220,7 +232,7 @@ function reconcile(
     const name = rec.outcome.ok ? rec.outcome.compiled.policy.name : activeNameOfFile.get(rec.file);
     const owner = name === undefined ? undefined : claims.get(name);
     if (name !== undefined && owner === undefined) {
-      claims.set(name, { file: rec.file, outcome: rec.outcome });
+      claims.set(name, { file: rec.file, text: rec.text, outcome: rec.outcome });
     } else if (owner !== undefined && rec.outcome.ok) {
       const error = `${rec.file}: policy "${name}" is already defined by ${owner.file} (the file whose name sorts first wins); this file is ignored`;
       rejected.set(rec.file, { file: rec.file, error, at: now, name });
@@ -248,6 +260,16 @@ function reconcile(
     }
     const fresh = claim.outcome.compiled;
     const sameAsOld = old !== undefined && old.hash === fresh.hash;
+    if (old?.status === "active" && !sameAsOld && fresh.policy.version <= old.version) {
+      if (!fileChanged && old.file === claim.file) {
+        policies.set(name, old); // refused before, unchanged since
+        continue;
+      }
+      const error = versionNotRaised(claim, fresh.policy.version, old.version);
+      policies.set(name, { ...old, lastError: error, rejectedChanges: old.rejectedChanges + 1 });
+      events.push({ type: "rejected", name, file: claim.file, version: fresh.policy.version, error });
+      continue;
+    }
     if (old && sameAsOld && old.file === claim.file && old.status === "active" && old.lastError === null) {
       policies.set(name, old); // unchanged, or only comments/formatting changed
       continue;
@@ -272,14 +294,14 @@ function reconcile(
   const present = new Set(records.map((r) => r.file));
   for (const [name, old] of prev.policies) {
     if (policies.has(name)) continue;
-    if (old.status === "orphaned") {
+    if (old.status === "retired") {
       policies.set(name, old);
       continue;
     }
     const why = present.has(old.file) ? `${old.file} no longer defines "${name}"` : `${old.file} was deleted`;
-    const error = `${why}; the last version (${old.version}) keeps serving until a policy file defines "${name}" again`;
-    policies.set(name, { ...old, status: "orphaned", lastError: error });
-    events.push({ type: "orphaned", name, file: old.file, version: old.version, hash: old.hash, error });
+    const error = `${why}: policy "${name}" is retired (requests naming it are refused as unknown); tenants whose default it is keep its last version (${old.version}) until a policy file defines "${name}" again`;
+    policies.set(name, { ...old, status: "retired", lastError: error });
+    events.push({ type: "retired", name, file: old.file, version: old.version, hash: old.hash, error });
   }
 
   const rejectedOut = new Map<string, RejectedFile>();
@@ -300,4 +322,15 @@ function reconcile(
 
   const files = new Map(records.map((r) => [r.file, r]));
   return { next: { files, policies, rejected: rejectedOut }, events };
+}
+
+/** The `file:line: version: …` problem of a changed policy whose version did not go up. */
+function versionNotRaised(claim: Claim, version: number, serving: number): string {
+  const problem = {
+    file: claim.file,
+    path: ["version"],
+    message: `${version} is not above the serving version ${serving}: a changed policy must raise its version (version ${serving} keeps serving)`,
+  };
+  const [located] = addLines([problem], claim.text);
+  return formatProblem(located ?? problem);
 }

@@ -116,42 +116,75 @@ function isValidTimeZone(tz: string): boolean {
 }
 
 const customPattern = z.union([
-  z.string().min(1).max(1000),
+  z.string().min(1).max(1000).describe("A regular expression (RE2) whose matches are replaced."),
   z
     .object({
-      name: z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "lowercase letters, digits and _ (at most 40)"),
-      pattern: z.string().min(1).max(1000),
+      name: z
+        .string()
+        .regex(/^[a-z][a-z0-9_]{0,39}$/, "lowercase letters, digits and _ (at most 40)")
+        .describe(
+          "The pattern's name: shown in explain (`redacted:<name>`) and counted as `custom` in metrics.",
+        ),
+      pattern: z
+        .string()
+        .min(1)
+        .max(1000)
+        .describe("A regular expression, compiled with RE2 (linear time; no lookaround or backreferences)."),
       flags: z
         .string()
         .regex(/^[imsu]*$/, "only the flags i, m, s, u")
-        .optional(),
+        .optional()
+        .describe("RE2 flags: any of i (case-insensitive), m (multi-line), s (dot matches newline), u."),
     })
     .strict(),
 ]);
 
 export const retrievalSchema = z
   .object({
-    topK: int(1, 20).default(8),
-    overfetch: int(1, 5).default(2),
-    clipSentences: int(1, 5).default(2),
-    maxTokens: int(100, 3000).default(1500),
-    searchType: z.enum(SEARCH_TYPES).default("hybrid"),
-    minScore: fraction().default(0.3),
-    maxQueryChars: int(1, 32768).default(4000),
+    topK: int(1, 20).default(8).describe("Memories kept after threshold and dedup, best score first (1–20)."),
+    overfetch: int(1, 5)
+      .default(2)
+      .describe("Candidates fetched = topK × overfetch (capped by the backend's maximum, Zep 50)."),
+    clipSentences: int(1, 5).default(2).describe("Sentences each memory is clipped to (1–5); see clip.mode."),
+    maxTokens: int(100, 3000)
+      .default(1500)
+      .describe("The strict token budget of all kept memories, by the policy's tokenizer (100–3000)."),
+    searchType: z
+      .enum(SEARCH_TYPES)
+      .default("hybrid")
+      .describe("How the backend searches: hybrid, semantic or keyword."),
+    minScore: fraction()
+      .default(0.3)
+      .describe("Candidates with a normalized score below this (0–1) are dropped."),
+    maxQueryChars: int(1, 32768)
+      .default(4000)
+      .describe("A longer query is not searched (fallback INVALID_QUERY)."),
     /**
      * Backends that know the order of a session (the local store; Zep episodes, with one thread call) add, after
      * each candidate that asks a question, the turn that answers it (`replyTo`), on top of the fetch size.
      * Ignored by OpenMemory (no sessions).
      */
-    replies: z.boolean().default(false),
+    replies: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Add, after a candidate that asks a question, the turn that answers it (local store, Zep episodes).",
+      ),
   })
   .strict();
 
 export const interleavingSchema = z
   .object({
-    strategy: z.enum(STRATEGIES).default("alternate"),
+    strategy: z
+      .enum(STRATEGIES)
+      .default("alternate")
+      .describe(
+        "Order of the kept memories: alternate (score, then recency), score_first, recency_first or weighted.",
+      ),
     /** For `weighted`: this many score picks, then one recency pick. */
-    ratio: int(1, 10).default(2),
+    ratio: int(1, 10)
+      .default(2)
+      .describe("For weighted: this many score picks, then one recency pick (1–10)."),
   })
   .strict();
 
@@ -162,31 +195,48 @@ export const clipSchema = z
      * sentences that best match the query, in their original order, "..." where sentences were left out.
      * `off`: memories are kept whole (the budget still applies).
      */
-    mode: z.enum(CLIP_MODES).default("leading"),
+    mode: z
+      .enum(CLIP_MODES)
+      .default("leading")
+      .describe(
+        "Which sentences are kept: leading (the first ones), relevant (best match to the query) or off.",
+      ),
     /**
      * With `relevant`: a sentence holding the kind of answer the question asks for (a time for "when", a number
      * for "how many", a name for "who", a place for "where", a reason for "why") is preferred.
      */
-    answerAware: z.boolean().default(false),
+    answerAware: z
+      .boolean()
+      .default(false)
+      .describe(
+        "With relevant: prefer a sentence holding the kind of answer the question asks for (time, number, name, place, reason).",
+      ),
     /**
      * With `relevant`: each memory is clipped to at most this many tokens (the policy's tokenizer), best sentences
      * first, at least one sentence; a memory with fewer sentences than `clipSentences` is clipped too when longer.
      */
-    maxTokensPerMemory: int(10, 1000).optional(),
+    maxTokensPerMemory: int(10, 1000)
+      .optional()
+      .describe("With relevant: each memory is clipped to at most this many tokens (10–1000)."),
     /** A memory written `Speaker: text` keeps its `Speaker: ` label when its first sentence is left out. */
-    speakerLabel: z.boolean().default(false),
+    speakerLabel: z
+      .boolean()
+      .default(false)
+      .describe("Keep a memory's `Speaker: ` label when its first sentence is left out."),
   })
   .strict();
 
 /** Multi-signal ranking weights of one query intent (docs/policy.md#ranking). */
 const weightsSchema = z
   .object({
-    backend: fraction().default(0.3),
-    lexical: fraction().default(0.35),
-    entity: fraction().default(0.2),
-    time: fraction().default(0.1),
-    answer: fraction().default(0.05),
-    type: fraction().default(0),
+    backend: fraction().default(0.3).describe("Weight of the backend's own score (0–1)."),
+    lexical: fraction().default(0.35).describe("Weight of word overlap with the query (0–1)."),
+    entity: fraction().default(0.2).describe("Weight of names and entities shared with the query (0–1)."),
+    time: fraction().default(0.1).describe("Weight of recency and of the time the query asks about (0–1)."),
+    answer: fraction()
+      .default(0.05)
+      .describe("Weight of holding the kind of answer the question asks for (0–1)."),
+    type: fraction().default(0).describe("Weight of the memory type that suits the query's intent (0–1)."),
   })
   .strict();
 const weightDefaults = (w: Partial<z.input<typeof weightsSchema>>) =>
@@ -201,33 +251,50 @@ const INTENT_WEIGHTS = {
 } as const;
 const intentWeightsSchema = z
   .object({
-    factual: weightDefaults(INTENT_WEIGHTS.factual),
-    procedural: weightDefaults(INTENT_WEIGHTS.procedural),
-    exploratory: weightDefaults(INTENT_WEIGHTS.exploratory),
-    analytical: weightDefaults(INTENT_WEIGHTS.analytical),
+    factual: weightDefaults(INTENT_WEIGHTS.factual).describe(
+      "Weights for factual questions (who, what, when).",
+    ),
+    procedural: weightDefaults(INTENT_WEIGHTS.procedural).describe("Weights for how-to questions."),
+    exploratory: weightDefaults(INTENT_WEIGHTS.exploratory).describe(
+      "Weights for open, exploratory questions.",
+    ),
+    analytical: weightDefaults(INTENT_WEIGHTS.analytical).describe(
+      "Weights for analytical questions (why, compare, trends).",
+    ),
   })
   .strict();
 
 export const rankingSchema = z
   .object({
     /** Off by default: without it the order is seed 000's (threshold, dedup, topK by score, interleaving). */
-    enabled: z.boolean().default(false),
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe("Rank by several signals (docs/policy.md#ranking); off: seed 000's order by score."),
     /** Signal weights per query intent; each omitted weight takes its default. */
-    weights: intentWeightsSchema.default(intentWeightsSchema.parse({})),
+    weights: intentWeightsSchema
+      .default(intentWeightsSchema.parse({}))
+      .describe("Signal weights per query intent; each omitted weight takes its default."),
     /** MMR λ (seed 001): 1 = rank order only; lower trades relevance for difference from what is already kept. */
-    diversity: fraction().default(1),
+    diversity: fraction()
+      .default(1)
+      .describe("MMR λ (0–1): 1 = rank order only; lower trades relevance for difference from what is kept."),
     /**
      * Dynamic K (seed 004): K = min + (max − min) × the question's complexity, instead of `retrieval.topK`.
      */
     dynamicK: z
       .object({
-        enabled: z.boolean().default(false),
-        min: int(1, 50).default(4),
-        max: int(1, 50).default(16),
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe("K from the question's complexity instead of retrieval.topK."),
+        min: int(1, 50).default(4).describe("K for the simplest question (1–50)."),
+        max: int(1, 50).default(16).describe("K for the most complex question (1–50)."),
       })
       .strict()
       .refine((d) => d.min <= d.max, { error: "min must not exceed max", path: ["min"] })
-      .default({ enabled: false, min: 4, max: 16 }),
+      .default({ enabled: false, min: 4, max: 16 })
+      .describe("Dynamic K (seed 004): K = min + (max − min) × the question's complexity."),
     /**
      * Reinforcement (seed 001): how often each memory was kept before for this user, as one more signal. Off by
      * default; counts are read before ranking and incremented for the kept memories after a produced answer.
@@ -235,33 +302,51 @@ export const rankingSchema = z
      */
     reinforcement: z
       .object({
-        enabled: z.boolean().default(false),
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe("Count how often each memory was kept before for the user, as one more signal."),
         /** Its weight beside the intent's weights (the same for every intent). */
-        weight: fraction().default(0.15),
+        weight: fraction().default(0.15).describe("Its weight beside the intent's weights (0–1)."),
         /** Times kept at which the signal reaches 1: signal = min(1, ln(1 + n) / ln(1 + saturation)). */
-        saturation: int(1, 1000).default(8),
+        saturation: int(1, 1000).default(8).describe("Times kept at which the signal reaches 1."),
         /** A user's counts are forgotten this many days after their last increment. */
-        ttlDays: int(1, 3650).default(90),
+        ttlDays: int(1, 3650)
+          .default(90)
+          .describe("A user's counts are forgotten this many days after their last increment."),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe("Reinforcement (seed 001): memories kept before rank higher. Absent = off."),
   })
   .strict();
 
 export const sufficiencySchema = z
   .object({
     /** Off by default: `metadata.sufficiency` is then absent. */
-    enabled: z.boolean().default(false),
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe("Judge whether the kept memories answer the question (`metadata.sufficiency`)."),
     /** Completeness at or above this is `sufficient`; at or above `insufficientBelow` `partial`. */
-    threshold: fraction().default(0.6),
+    threshold: fraction().default(0.6).describe("Completeness at or above this (0–1) is sufficient."),
     /** Completeness below this is `insufficient` (between it and `threshold`: `partial`). Absent: 60 % of `threshold`. */
-    insufficientBelow: fraction().optional(),
+    insufficientBelow: fraction()
+      .optional()
+      .describe(
+        "Completeness below this is insufficient, between it and threshold partial; absent: 60 % of threshold.",
+      ),
     /**
      * Below the threshold, one more search within the policy's backend deadline with `expandFactor` × the
      * candidates, merged and shaped again.
      */
-    expand: z.boolean().default(false),
-    expandFactor: int(2, 5).default(2),
+    expand: z
+      .boolean()
+      .default(false)
+      .describe("Below the threshold, search once more with expandFactor × the candidates and shape again."),
+    expandFactor: int(2, 5)
+      .default(2)
+      .describe("How many times the candidates the expansion round fetches (2–5)."),
     /**
      * The answer slot (src/pipeline/answer-slot.ts): a question asking for one of `kinds` whose focus term is kept
      * but with no answer of that kind in its sentence, the `after` sentences after it or (with `nextMemory`) the
@@ -269,12 +354,24 @@ export const sufficiencySchema = z
      */
     answerSlot: z
       .object({
-        kinds: z.array(z.enum(SLOT_KINDS)).min(1).max(SLOT_KINDS.length),
-        after: int(0, 3).default(1),
-        nextMemory: z.boolean().default(true),
+        kinds: z
+          .array(z.enum(SLOT_KINDS))
+          .min(1)
+          .max(SLOT_KINDS.length)
+          .describe("The kinds of answer checked (e.g. time, number, name, place)."),
+        after: int(0, 3)
+          .default(1)
+          .describe("Sentences after the focus sentence that may hold the answer (0–3)."),
+        nextMemory: z
+          .boolean()
+          .default(true)
+          .describe("The first sentence of the reply turn kept right after may hold the answer."),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe(
+        "The answer slot: a question whose focus is kept without the kind of answer it asks for is insufficient.",
+      ),
   })
   .strict();
 
@@ -288,7 +385,13 @@ const share = () => {
 const SHARE_SUM_SLACK = 1e-9;
 
 export const sectionsSchema = z
-  .object({ summary: share().optional(), fact: share().optional(), message: share().optional() })
+  .object({
+    summary: share().optional().describe("Share of retrieval.maxTokens for summaries (filled first)."),
+    fact: share().optional().describe("Share of retrieval.maxTokens for facts (filled second)."),
+    message: share()
+      .optional()
+      .describe("Share of retrieval.maxTokens for messages (filled last; gets what no share claims)."),
+  })
   .strict()
   .superRefine((sections, ctx) => {
     const shares = SECTION_TYPES.flatMap((t) => (sections[t] === undefined ? [] : [sections[t]]));
@@ -309,14 +412,16 @@ export type BudgetSections = z.output<typeof sectionsSchema>;
 export const relativeSchema = z
   .object({
     /** How many of the backend's first candidates T counts (20: "the backend's top 20, whole"). */
-    topK: int(1, 50).default(20),
+    topK: int(1, 50).default(20).describe("How many of the backend's first candidates T counts (1–50)."),
     /** The share of T the budget may spend: more than 0, at most 1. */
-    share: share(),
+    share: share().describe("The share of T the budget may spend (more than 0, at most 1)."),
     /**
      * A floor under share × T (still at most `retrieval.maxTokens`): a user with only a few short memories keeps
      * room for them. Absent: no floor.
      */
-    minTokens: int(0, 3000).optional(),
+    minTokens: int(0, 3000)
+      .optional()
+      .describe("A floor under share × T (still at most retrieval.maxTokens)."),
   })
   .strict();
 export type BudgetRelative = z.output<typeof relativeSchema>;
@@ -327,21 +432,33 @@ export const budgetSchema = z
      * `truncate` (seed 000): memories are taken in order; the first that does not fit is cut with "..." and
      * nothing after it is included. `skip`: a memory that does not fit whole is left out and the next is tried.
      */
-    packing: z.enum(PACKINGS).default("truncate"),
+    packing: z
+      .enum(PACKINGS)
+      .default("truncate")
+      .describe(
+        "truncate: the first memory that does not fit is cut and nothing follows; skip: it is left out and the next is tried.",
+      ),
     /**
      * false (seed 000): only the `topK` memories. true: after them, the over-fetched candidates beyond `topK`
      * (deduplicated, above `minScore`, best score first) while they fit, until there are `maxMemories`.
      */
-    fill: z.boolean().default(false),
+    fill: z
+      .boolean()
+      .default(false)
+      .describe("After the topK memories, add over-fetched candidates while they fit, up to maxMemories."),
     /** With `fill`: at most this many memories in all. */
-    maxMemories: int(1, 50).default(20),
+    maxMemories: int(1, 50).default(20).describe("With fill: at most this many memories in all (1–50)."),
     /**
      * Section budgets (seed 004's allocation, seed 001's summaries first): each memory type's share of
      * `retrieval.maxTokens`, filled in the order summary → fact → message; what a section leaves unused flows to
      * the next, what no share claims goes to the last (messages). Absent (the default): one budget for all, as
      * before. No default is filled in, so a policy without it keeps its hash.
      */
-    sections: sectionsSchema.optional(),
+    sections: sectionsSchema
+      .optional()
+      .describe(
+        "Section budgets: each memory type's share of retrieval.maxTokens. Absent: one budget for all.",
+      ),
     /**
      * Spend only what pays (seed 004, "tokens are a budget"): once `afterTokens` are spent, stop taking memories as
      * soon as the kept ones cover the question — the sufficiency certificate's completeness (computed on what is
@@ -349,11 +466,12 @@ export const budgetSchema = z
      */
     stop: z
       .object({
-        afterTokens: int(0, 3000),
-        completeness: fraction(),
+        afterTokens: int(0, 3000).describe("Tokens spent before the stop may apply."),
+        completeness: fraction().describe("Stop once the kept memories' completeness reaches this (0–1)."),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe("Spend only what pays: stop taking memories once the kept ones cover the question."),
     /**
      * A budget relative to what the backend's own answer would cost (docs/policy.md#relative-budget): the request's
      * budget is min(`retrieval.maxTokens`, floor(`share` × T)), T the tokens (policy tokenizer) of the backend's
@@ -361,49 +479,80 @@ export const budgetSchema = z
      * arrive (after the work bound, before any stage). Absent (the default): `retrieval.maxTokens` alone, as
      * before. No default is filled in, so a policy without it keeps its hash.
      */
-    relative: relativeSchema.optional(),
+    relative: relativeSchema
+      .optional()
+      .describe(
+        "Budget = min(retrieval.maxTokens, floor(share × T)), T the tokens of the backend's first topK candidates whole.",
+      ),
   })
   .strict();
 
 export const redactionSchema = z
   .object({
-    enabled: z.boolean().default(false),
-    detectors: z.array(z.enum(DETECTORS)).max(DETECTORS.length).default(["email", "ssn", "credit_card"]),
-    patterns: z.array(customPattern).max(50).default([]),
-    replacement: z.string().max(64).default("[REDACTED]"),
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe("Redact memories before anything is cached, logged or traced."),
+    detectors: z
+      .array(z.enum(DETECTORS))
+      .max(DETECTORS.length)
+      .default(["email", "ssn", "credit_card"])
+      .describe("Built-in detectors to run (PII and secrets)."),
+    patterns: z
+      .array(customPattern)
+      .max(50)
+      .default([])
+      .describe("Custom patterns (RE2), as strings or {name, pattern, flags}."),
+    replacement: z.string().max(64).default("[REDACTED]").describe("What a match is replaced with."),
   })
   .strict();
 
 export const injectionSchema = z
   .object({
     /** Off by default: a policy without `injection` shapes exactly as before. */
-    enabled: z.boolean().default(false),
+    enabled: z.boolean().default(false).describe("Screen recalled memories for instruction-like content."),
     detectors: z
       .array(z.enum(INJECTION_DETECTORS))
       .max(INJECTION_DETECTORS.length)
-      .default([...INJECTION_DETECTORS]),
+      .default([...INJECTION_DETECTORS])
+      .describe("Injection detectors to run."),
     /** For every detector without an entry in `actions`. */
-    action: z.enum(INJECTION_ACTIONS).default("flag"),
+    action: z
+      .enum(INJECTION_ACTIONS)
+      .default("flag")
+      .describe("What a firing detector does: flag, neutralize (replace what matched) or drop the memory."),
     actions: z
       .object(
         Object.fromEntries(
-          INJECTION_DETECTORS.map((d) => [d, z.enum(INJECTION_ACTIONS).optional()]),
+          INJECTION_DETECTORS.map((d) => [
+            d,
+            z
+              .enum(INJECTION_ACTIONS)
+              .optional()
+              .describe(`The action of the ${d} detector (default: action).`),
+          ]),
         ) as Record<
           InjectionDetectorName,
           z.ZodOptional<z.ZodEnum<{ flag: "flag"; neutralize: "neutralize"; drop: "drop" }>>
         >,
       )
       .strict()
-      .default({}),
+      .default({})
+      .describe("Per-detector actions, overriding action."),
   })
   .strict();
 
 const fallbacksSchema = z
   .object(
-    Object.fromEntries(FALLBACK_CODES.map((c) => [c, z.enum(FALLBACK_ACTIONS).optional()])) as Record<
-      FallbackCode,
-      z.ZodOptional<z.ZodEnum<{ skip: "skip"; empty: "empty"; cache: "cache" }>>
-    >,
+    Object.fromEntries(
+      FALLBACK_CODES.map((c) => [
+        c,
+        z
+          .enum(FALLBACK_ACTIONS)
+          .optional()
+          .describe(`Action on ${c}: skip, empty or cache (default ${DEFAULT_FALLBACKS[c]}).`),
+      ]),
+    ) as Record<FallbackCode, z.ZodOptional<z.ZodEnum<{ skip: "skip"; empty: "empty"; cache: "cache" }>>>,
   )
   .strict()
   .default({})
@@ -419,69 +568,131 @@ export const policySchema = z
   .object({
     name: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "1–64 of a-z, 0-9, _ . - (starting with a letter or digit)"),
-    version: int(1, 1_000_000),
-    description: z.string().max(2000).optional(),
-    backend: z.enum(BACKEND_NAMES).optional(),
-    retrieval: retrievalSchema.default(retrievalSchema.parse({})),
-    interleaving: interleavingSchema.default(interleavingSchema.parse({})),
-    clip: clipSchema.default(clipSchema.parse({})),
-    budget: budgetSchema.default(budgetSchema.parse({})),
-    ranking: rankingSchema.default(rankingSchema.parse({})),
-    sufficiency: sufficiencySchema.default(sufficiencySchema.parse({})),
-    redaction: redactionSchema.default(redactionSchema.parse({})),
-    injection: injectionSchema.default(injectionSchema.parse({})),
-    tokenizer: z.enum(TOKENIZERS).default("o200k_base"),
-    fallbacks: fallbacksSchema,
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "1–64 of a-z, 0-9, _ . - (starting with a letter or digit)")
+      .describe("The policy's name: what requests and the tenants file name it by."),
+    version: int(1, 1_000_000).describe(
+      "Raise it with every change: a changed file with the same or a lower version is refused.",
+    ),
+    description: z.string().max(2000).optional().describe("For humans: what this policy is for."),
+    backend: z
+      .enum(BACKEND_NAMES)
+      .optional()
+      .describe("The backend to search; absent: the tenant's default backend."),
+    retrieval: retrievalSchema
+      .default(retrievalSchema.parse({}))
+      .describe("What to fetch and keep: topK, threshold, clipping, the token budget."),
+    interleaving: interleavingSchema
+      .default(interleavingSchema.parse({}))
+      .describe("The order of the kept memories."),
+    clip: clipSchema
+      .default(clipSchema.parse({}))
+      .describe("How memories are clipped to retrieval.clipSentences sentences."),
+    budget: budgetSchema
+      .default(budgetSchema.parse({}))
+      .describe("How memories are packed into retrieval.maxTokens."),
+    ranking: rankingSchema
+      .default(rankingSchema.parse({}))
+      .describe("Multi-signal ranking (off by default)."),
+    sufficiency: sufficiencySchema
+      .default(sufficiencySchema.parse({}))
+      .describe("Whether the kept memories answer the question (off by default)."),
+    redaction: redactionSchema
+      .default(redactionSchema.parse({}))
+      .describe("PII and secrets redaction (off by default)."),
+    injection: injectionSchema
+      .default(injectionSchema.parse({}))
+      .describe("Prompt-injection screening of recalled memories (off by default)."),
+    tokenizer: z
+      .enum(TOKENIZERS)
+      .default("o200k_base")
+      .describe("How tokens are counted: o200k_base, cl100k_base or approx (chars/4, undercounts CJK)."),
+    fallbacks: fallbacksSchema.describe("The action per fallback code: skip, empty or cache."),
     cache: z
-      .object({ ttlSeconds: int(0, 86_400).default(60), staleSeconds: int(0, 604_800).default(3600) })
+      .object({
+        ttlSeconds: int(0, 86_400)
+          .default(60)
+          .describe("A cached payload is fresh this long (0 = not cached)."),
+        staleSeconds: int(0, 604_800)
+          .default(3600)
+          .describe("After that, kept this long for the cache fallback (served as stale)."),
+      })
       .strict()
-      .default({ ttlSeconds: 60, staleSeconds: 3600 }),
+      .default({ ttlSeconds: 60, staleSeconds: 3600 })
+      .describe("The payload cache."),
     rateLimit: z
       .object({
         perUser: z
-          .object({ points: int(1, 1_000_000).default(30), durationSeconds: int(1, 86_400).default(60) })
+          .object({
+            points: int(1, 1_000_000).default(30).describe("Retrievals per window."),
+            durationSeconds: int(1, 86_400).default(60).describe("The window, in seconds."),
+          })
           .strict()
-          .default({ points: 30, durationSeconds: 60 }),
+          .default({ points: 30, durationSeconds: 60 })
+          .describe("Each user's retrieval rate; beyond it, the RATE_LIMITED fallback."),
       })
       .strict()
-      .default({ perUser: { points: 30, durationSeconds: 60 } }),
+      .default({ perUser: { points: 30, durationSeconds: 60 } })
+      .describe("Rate limits of this policy."),
     timeouts: z
-      .object({ backendMs: int(50, 30_000).default(1500) })
+      .object({
+        backendMs: int(50, 30_000)
+          .default(1500)
+          .describe("Deadline of the backend calls of one retrieval (ms)."),
+      })
       .strict()
-      .default({ backendMs: 1500 }),
+      .default({ backendMs: 1500 })
+      .describe("Timeouts."),
     format: z
       .object({
         timeZone: z
           .string()
           .refine(isValidTimeZone, "an IANA time zone such as UTC or Europe/Paris")
-          .default("UTC"),
+          .default("UTC")
+          .describe("IANA time zone of the timestamps in the system prompt."),
         /**
          * `none` (seed 000): the block alone. `tagged`: one line saying the memories are recalled data, not
          * instructions, then the block inside `<recalled_memories>` … `</recalled_memories>`.
          */
-        envelope: z.enum(ENVELOPES).default("none"),
+        envelope: z
+          .enum(ENVELOPES)
+          .default("none")
+          .describe(
+            "none: the block alone; tagged: inside <recalled_memories> with a line saying it is data, not instructions.",
+          ),
         /**
          * `on`: each kept memory gets a ref (`m1`, `m2`, … in prompt order) in `memories[i].ref` and at the start of
          * its prompt line, and the payload a `citations` map; the refs' tokens count against the budget. `off` or
          * absent (seed 000): none. No default is filled in, so a policy without it keeps its hash.
          */
-        citations: z.enum(CITATIONS).optional(),
+        citations: z
+          .enum(CITATIONS)
+          .optional()
+          .describe("on: a ref per memory (m1, m2, …) in the prompt and a citations map in the payload."),
       })
       .strict()
-      .default({ timeZone: "UTC", envelope: "none" }),
+      .default({ timeZone: "UTC", envelope: "none" })
+      .describe("How the system prompt is formatted."),
     zep: z
       .object({
-        scopes: z.array(z.enum(ZEP_SCOPES)).min(1).max(ZEP_SCOPES.length).default(["edges", "episodes"]),
-        reranker: z.enum(ZEP_RERANKERS).default("cross_encoder"),
+        scopes: z
+          .array(z.enum(ZEP_SCOPES))
+          .min(1)
+          .max(ZEP_SCOPES.length)
+          .default(["edges", "episodes"])
+          .describe("What Zep searches: edges (facts), episodes, nodes, thread_summaries."),
+        reranker: z.enum(ZEP_RERANKERS).default("cross_encoder").describe("Zep's reranker."),
         /**
          * true: the user's summary (Zep's user node, `GET /users/{userId}/node`) comes along as a `summary`
          * memory with score 1, fetched beside the search. Absent or false: not fetched, as before.
          */
-        userSummary: z.boolean().optional(),
+        userSummary: z
+          .boolean()
+          .optional()
+          .describe("Fetch the user's summary (Zep's user node) as a summary memory with score 1."),
       })
       .strict()
-      .default({ scopes: ["edges", "episodes"], reranker: "cross_encoder" }),
+      .default({ scopes: ["edges", "episodes"], reranker: "cross_encoder" })
+      .describe("Zep-specific search settings."),
   })
   .strict();
 

@@ -75,11 +75,15 @@ export function resolvePolicy(
         detail: `${ask.field}: no policy named "${name}"`,
       };
     }
-    deps.logger.error(
-      { tenant: tenant.id, policy: name },
-      "default policy missing; serving built-in defaults",
-    );
-    compiled = BUILTIN_POLICY;
+    // A retired default (its file was deleted) keeps its last version: /readyz reports the tenant degraded.
+    compiled = deps.policies.retired(name);
+    if (compiled === undefined) {
+      deps.logger.error(
+        { tenant: tenant.id, policy: name },
+        "default policy missing; serving built-in defaults",
+      );
+      compiled = BUILTIN_POLICY;
+    }
   }
   if (ask.overrides !== undefined) {
     const refused = requireAdmin(principal, "overrides");

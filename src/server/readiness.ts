@@ -1,9 +1,11 @@
+import { dirname, sep } from "node:path";
 import type { BackendProvider } from "../backends/registry";
 import type { ReadinessCheck } from "../http/routes/ops";
 import type { PolicyRegistry } from "../policy/registry-types";
 import { BACKEND_NAMES, type BackendName } from "../policy/schema";
 import { type CircuitStatus, ResilientBackend } from "../resilience";
 import type { TenantDirectory } from "../tenants/types";
+import type { TenantsFileStatus } from "../tenants/watch";
 
 export interface ReadinessDeps {
   tenants: TenantDirectory;
@@ -11,6 +13,8 @@ export interface ReadinessDeps {
   backends: BackendProvider;
   /** Extra checks (e.g. Redis), added by the capabilities that need them. */
   extra?: Array<() => Promise<ReadinessCheck>>;
+  /** The tenants file's reload state (unset in dev mode): a refused change is reported as degraded. */
+  tenantsFile?: () => TenantsFileStatus;
   /** Probes come every few seconds from orchestrators: the extra checks' results are reused this long. */
   cacheMs?: number;
   now?: () => number;
@@ -65,14 +69,40 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessChe
     const checks: ReadinessCheck[] = [];
     const { policies } = deps.policies.list();
     const missing = new Set<string>();
+    const retired: string[] = [];
     for (const t of deps.tenants.tenants()) {
-      if (!deps.policies.get(t.policies.default)) missing.add(t.policies.default);
+      const name = t.policies.default;
+      if (deps.policies.get(name)) continue;
+      const last = deps.policies.retired(name);
+      if (last) retired.push(`tenant "${t.id}" default policy "${name}" (version ${last.policy.version})`);
+      else missing.add(name);
     }
+    const active = policies.filter((p) => p.status === "active").length;
     checks.push(
-      missing.size === 0 && policies.length > 0
-        ? { name: "policies", ok: true, detail: `${policies.length} loaded` }
+      missing.size === 0 && active + retired.length > 0
+        ? { name: "policies", ok: true, detail: `${active} loaded` }
         : { name: "policies", ok: false, detail: `missing: ${[...missing].join(", ") || "none loaded"}` },
     );
+    // A retired default keeps serving its last version: the tenant is answered, but its file is gone.
+    if (retired.length > 0) {
+      checks.push({
+        name: "policies:retired-defaults",
+        ok: false,
+        degraded: true,
+        detail: `${retired.join("; ")}: the file was deleted, the last version keeps serving; restore the file or change the tenant's default`,
+      });
+    }
+    const file = deps.tenantsFile?.();
+    if (file?.lastError != null) {
+      // The previous file keeps serving: degraded, not down. Paths are cut to the file's name (an open probe).
+      const lines = file.lastError.split("\n").map((l) => l.replaceAll(`${dirname(file.file)}${sep}`, ""));
+      checks.push({
+        name: "tenants",
+        ok: false,
+        degraded: true,
+        detail: `change rejected, the file loaded at ${file.loadedAt} keeps serving: ${lines.join("; ")}`,
+      });
+    }
     // Read fresh on every probe (no I/O): a circuit that just opened shows at once.
     const circuits = readCircuits(deps.tenants, deps.backends);
     const closed = circuits.filter((c) => c.state === "closed").length;

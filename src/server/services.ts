@@ -24,11 +24,18 @@ import { ExistenceCache } from "../retrieval/existence";
 import { RetrievalService } from "../retrieval/service";
 import { ShadowRunner } from "../rollout/shadow";
 import { instrumentFactories } from "../telemetry/backend";
-import { initTenantSeries, observeCircuits, observeReadiness, primeShadowSeries, recordPolicyEvent } from "../telemetry/metrics";
+import {
+  initTenantSeries,
+  observeCircuits,
+  observeReadiness,
+  primeShadowSeries,
+  recordPolicyEvent,
+  recordTenantsReload,
+} from "../telemetry/metrics";
 import { configureUserHash } from "../telemetry/redact";
 import { devDirectory, isPolicyAllowed } from "../tenants/directory";
-import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
+import { loadReloadingTenants, type ReloadingTenants } from "../tenants/watch";
 import { createReadiness, readCircuits } from "./readiness";
 import { createSharedState } from "./shared-state";
 
@@ -71,39 +78,66 @@ export interface BuildOptions {
   watchPolicies?: boolean;
 }
 
-async function loadTenants(env: Env, rawEnv: NodeJS.ProcessEnv): Promise<TenantDirectory> {
+/**
+ * The tenants file, hot-reloaded (src/tenants/watch.ts) when watching; dev mode without one. A changed file whose
+ * tenants name a default policy that is not loaded is refused, as the boot refuses it.
+ */
+async function loadTenants(
+  env: Env,
+  rawEnv: NodeJS.ProcessEnv,
+  logger: Logger,
+  watch: boolean,
+  policies: PolicyRegistry,
+  onReloaded: () => void,
+): Promise<TenantDirectory | ReloadingTenants> {
   const file =
     env.MEMGATE_TENANTS_FILE ?? (existsSync(DEFAULT_TENANTS_FILE) ? DEFAULT_TENANTS_FILE : undefined);
-  if (file !== undefined) {
-    if (env.MEMGATE_SHADOW_POLICY !== undefined) {
-      throw new BootError(
-        `MEMGATE_SHADOW_POLICY: only applies in dev mode (without a tenants file); with ${file}, set policies.shadow for each tenant`,
-      );
-    }
-    return loadTenantsFile(file, rawEnv);
+  if (file === undefined) {
+    const shadow =
+      env.MEMGATE_SHADOW_POLICY === undefined
+        ? undefined
+        : { policy: env.MEMGATE_SHADOW_POLICY, sample: env.MEMGATE_SHADOW_SAMPLE ?? 1 };
+    return devDirectory(rawEnv, {
+      backend: env.MEMGATE_BACKEND,
+      localDataFile: env.MEMGATE_LOCAL_DATA,
+      shadow,
+    });
   }
-  const shadow =
-    env.MEMGATE_SHADOW_POLICY === undefined
-      ? undefined
-      : { policy: env.MEMGATE_SHADOW_POLICY, sample: env.MEMGATE_SHADOW_SAMPLE ?? 1 };
-  return devDirectory(rawEnv, {
-    backend: env.MEMGATE_BACKEND,
-    localDataFile: env.MEMGATE_LOCAL_DATA,
-    shadow,
+  if (env.MEMGATE_SHADOW_POLICY !== undefined) {
+    throw new BootError(
+      `MEMGATE_SHADOW_POLICY: only applies in dev mode (without a tenants file); with ${file}, set policies.shadow for each tenant`,
+    );
+  }
+  return loadReloadingTenants({
+    file,
+    env: rawEnv,
+    logger,
+    watch,
+    onReload: (outcome) => {
+      recordTenantsReload(outcome);
+      if (outcome === "reloaded") onReloaded();
+    },
+    // A changed file is held to the boot's rules: every default, shadow and canary policy loaded.
+    checkChange: (directory, where) => [
+      ...directory
+        .tenants()
+        .filter((t) => !policies.get(t.policies.default) && !policies.retired(t.policies.default))
+        .map(
+          (t) =>
+            `${where}: tenant "${t.id}": policies.default: "${t.policies.default}" is not loaded from ${env.MEMGATE_POLICY_DIR}`,
+        ),
+      ...rolloutProblems(directory, policies, env).map((p) => `${where}: ${p}`),
+    ],
   });
 }
 
-/**
- * Every shadow and canary policy the tenants name (or MEMGATE_SHADOW_POLICY) must be loaded at boot, as the
- * defaults must; their shadow counters start at 0 for each served policy they can meet (the default, the canary).
- */
-function checkRollouts(tenants: TenantDirectory, policies: PolicyRegistry, env: Env): void {
+/** Shadow and canary policies the tenants name (or MEMGATE_SHADOW_POLICY) that are not loaded. */
+function rolloutProblems(tenants: TenantDirectory, policies: PolicyRegistry, env: Env): string[] {
   const problems: string[] = [];
   for (const t of tenants.tenants()) {
-    const { shadow, canary } = t.policies;
     for (const [field, rule] of [
-      ["shadow", shadow],
-      ["canary", canary],
+      ["shadow", t.policies.shadow],
+      ["canary", t.policies.canary],
     ] as const) {
       if (rule === undefined || policies.get(rule.policy) !== undefined) continue;
       problems.push(
@@ -112,19 +146,35 @@ function checkRollouts(tenants: TenantDirectory, policies: PolicyRegistry, env: 
           : `tenant "${t.id}": policies.${field}.policy: no policy named "${rule.policy}" in ${env.MEMGATE_POLICY_DIR}`,
       );
     }
-    if (shadow !== undefined) {
-      const served = [t.policies.default, ...(canary === undefined ? [] : [canary.policy])];
-      primeShadowSeries(
-        served
-          .filter((p) => p !== shadow.policy)
-          .map((policy) => ({ tenant: t.id, policy, shadow: shadow.policy })),
-      );
-    }
   }
+  return problems;
+}
+
+/** The shadow counters start at 0 for each served policy a tenant's shadow can meet (the default, the canary). */
+function primeRolloutSeries(tenants: TenantDirectory): void {
+  for (const t of tenants.tenants()) {
+    const { shadow, canary } = t.policies;
+    if (shadow === undefined) continue;
+    const served = [t.policies.default, ...(canary === undefined ? [] : [canary.policy])];
+    primeShadowSeries(
+      served
+        .filter((p) => p !== shadow.policy)
+        .map((policy) => ({ tenant: t.id, policy, shadow: shadow.policy })),
+    );
+  }
+}
+
+/**
+ * Every shadow and canary policy the tenants name (or MEMGATE_SHADOW_POLICY) must be loaded at boot, as the
+ * defaults must.
+ */
+function checkRollouts(tenants: TenantDirectory, policies: PolicyRegistry, env: Env): void {
+  const problems = rolloutProblems(tenants, policies, env);
   if (problems.length > 0) {
     policies.close();
     throw new BootError(problems.join("; "));
   }
+  primeRolloutSeries(tenants);
 }
 
 /** MEMGATE_PLAYGROUND and MEMGATE_PLAYGROUND_GOLDEN: the page must be built, the golden set must load. */
@@ -148,27 +198,43 @@ async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined>
 export async function buildServices(opts: BuildOptions): Promise<Services> {
   const { env, logger } = opts;
   configureUserHash(env.MEMGATE_USER_HASH_KEY);
-  const tenants = await loadTenants(env, opts.rawEnv);
+  const watch = opts.watchPolicies ?? true;
   const playground = await playgroundConfig(env);
   const policies = await createPolicyRegistry({
     dir: env.MEMGATE_POLICY_DIR,
     logger,
-    watch: opts.watchPolicies ?? true,
+    watch,
     onEvent: recordPolicyEvent,
   });
+  // Set once the backends exist: a reloaded tenants file's local stores are loaded at once, as at boot.
+  let warmLocalStores = (): void => undefined;
+  let tenants: TenantDirectory | ReloadingTenants;
+  try {
+    tenants = await loadTenants(env, opts.rawEnv, logger, watch, policies, () => warmLocalStores());
+  } catch (err) {
+    policies.close();
+    throw err;
+  }
+  const tenantsFile = "status" in tenants ? tenants : undefined;
   const missing = tenants
     .tenants()
     .map((t) => t.policies.default)
     .filter((name) => policies.get(name) === undefined);
   if (missing.length > 0) {
     policies.close();
+    tenantsFile?.close();
     const rejected = policies.list().rejected.map((r) => r.error);
     throw new BootError(
       `default policy not loaded from ${env.MEMGATE_POLICY_DIR}: ${[...new Set(missing)].join(", ")}` +
         (rejected.length > 0 ? ` (rejected: ${rejected.join("; ")})` : ""),
     );
   }
-  checkRollouts(tenants, policies, env);
+  try {
+    checkRollouts(tenants, policies, env);
+  } catch (err) {
+    tenantsFile?.close();
+    throw err;
+  }
   warmTokenizers(policies.list().policies.map((p) => policies.get(p.name)?.policy.tokenizer ?? "approx"));
 
   // Every backend call is a span and a latency observation (src/telemetry/backend.ts).
@@ -191,9 +257,20 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     }
   } catch (err) {
     policies.close();
+    tenantsFile?.close();
     await backends.close().catch(() => undefined);
     throw err;
   }
+  warmLocalStores = () => {
+    primeRolloutSeries(tenants);
+    for (const tenant of tenants.tenants()) {
+      backends
+        .get(tenant, "local")
+        ?.catch((err: unknown) =>
+          logger.error({ err, tenant: tenant.id }, "local store of a reloaded tenant failed to load"),
+        );
+    }
+  };
   // --- redis: cache, single-flight, limits and cooldowns, shared through Redis when one is configured ---
   const shared = createSharedState(env, logger);
   const { cache, limiter } = shared;
@@ -214,7 +291,13 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     logger,
   });
   // /readyz and the `backend.circuit_state` gauge read the breakers of the instances built so far (no ping).
-  const readiness = createReadiness({ tenants, policies, backends, extra: shared.readiness });
+  const readiness = createReadiness({
+    tenants,
+    policies,
+    backends,
+    extra: shared.readiness,
+    ...(tenantsFile === undefined ? {} : { tenantsFile: () => tenantsFile.status() }),
+  });
   const stopCircuitGauge = observeCircuits(() => readCircuits(tenants, backends));
   const lifecycle = { shuttingDown: false };
   // The readiness gauges (memgate_readiness_check, memgate_ready) read the same checks /readyz answers with.
@@ -255,6 +338,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
       stopTenantSeries();
       policies.close();
       await shadow.idle(); // queued shadow runs (they read the registry, never the backends)
+      tenantsFile?.close();
       await shared.flights.idle(); // cache writes and lock releases still on their way
       await backends.close();
       await cache.close?.();

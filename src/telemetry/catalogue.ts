@@ -99,7 +99,8 @@ export const METRICS = {
   policyOrphans: {
     otel: "policy.orphans",
     prometheus: "memgate_policy_orphans_total",
-    description: "Policies whose file was deleted (the last version keeps serving)",
+    description:
+      "Policies retired because their file was deleted (requests naming them are refused; a tenant whose default it was keeps its last version)",
     unit: "{policy}",
   },
   rateLimited: {
@@ -183,6 +184,19 @@ export const METRICS = {
     prometheus: "memgate_ready",
     description:
       "1 when /readyz answers 200 (ready or degraded), 0 when it answers 503 (not ready, draining)",
+    unit: "1",
+  },
+  tenantsReloads: {
+    otel: "tenants.reloads",
+    prometheus: "memgate_tenants_reloads_total",
+    description:
+      "Changes of the tenants file by outcome (reloaded; rejected: the previous file kept serving, /readyz degraded)",
+    unit: "{reload}",
+  },
+  buildInfo: {
+    otel: "build.info",
+    prometheus: "memgate_build_info",
+    description: "Always 1; the labels say which memgate version (package.json) and Node.js version run",
     unit: "1",
   },
 } as const satisfies Record<string, MetricSpec>;

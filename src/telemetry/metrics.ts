@@ -17,6 +17,7 @@ import {
 import type { RegistryEvent } from "../policy/registry";
 import { DETECTORS, INJECTION_ACTIONS, INJECTION_DETECTORS } from "../policy/schema";
 import { CACHE_STATUSES, type RetrievalMetadata } from "../retrieval/payload";
+import { MEMGATE_VERSION } from "../version";
 import { METRICS } from "./catalogue";
 import { SlidingHitRate } from "./hit-rate";
 
@@ -59,6 +60,7 @@ interface Instruments {
   shadowTokenDelta: Histogram;
   shadowOverlap: Histogram;
   shadowExclusive: Counter;
+  tenantsReloads: Counter;
   /** The semantic conventions' HTTP server metrics (not in the catalogue: their names are the conventions'). */
   httpServerDuration: Histogram;
   httpActiveRequests: UpDownCounter;
@@ -190,6 +192,15 @@ function create(provider: MeterProvider): Instruments {
     [readinessCheck, ready],
   );
 
+  // memgate_build_info{version,node} 1: which build runs where (joins onto other series by instance).
+  const buildInfo = meter.createObservableGauge(METRICS.buildInfo.otel, {
+    description: METRICS.buildInfo.description,
+    unit: METRICS.buildInfo.unit,
+  });
+  buildInfo.addCallback((result: ObservableResult) => {
+    result.observe(1, { version: MEMGATE_VERSION, node: process.versions.node });
+  });
+
   const instruments: Instruments = {
     latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
     results: histogram(METRICS.results, COUNT_BUCKETS),
@@ -213,6 +224,7 @@ function create(provider: MeterProvider): Instruments {
     shadowTokenDelta: histogram(METRICS.shadowTokenDelta, TOKEN_DELTA_BUCKETS),
     shadowOverlap: histogram(METRICS.shadowOverlap, RATIO_BUCKETS),
     shadowExclusive: counter(METRICS.shadowExclusive),
+    tenantsReloads: counter(METRICS.tenantsReloads),
     httpServerDuration: meter.createHistogram("http.server.request.duration", {
       description: "Duration of HTTP server requests.",
       unit: "s",
@@ -230,6 +242,7 @@ function create(provider: MeterProvider): Instruments {
   for (const type of ["loaded", "reloaded"]) instruments.policyReloads.add(0, { type });
   instruments.policyRejections.add(0);
   instruments.policyOrphans.add(0);
+  for (const outcome of ["reloaded", "rejected"]) instruments.tenantsReloads.add(0, { outcome });
   for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
   for (const verdict of ["sufficient", "partial", "insufficient"])
     for (const expanded of ["true", "false"]) instruments.sufficiency.add(0, { verdict, expanded });
@@ -407,6 +420,11 @@ export function recordRateLimitRejection(scope: RateLimitScope): void {
   instruments().rateLimited.add(1, { scope });
 }
 
+/** The tenants file's reload listener (src/tenants/watch.ts). */
+export function recordTenantsReload(outcome: "reloaded" | "rejected"): void {
+  instruments().tenantsReloads.add(1, { outcome });
+}
+
 /** The policy registry's `onEvent` listener. */
 export function recordPolicyEvent(e: RegistryEvent): void {
   const i = instruments();
@@ -419,7 +437,7 @@ export function recordPolicyEvent(e: RegistryEvent): void {
     case "rejected":
       i.policyRejections.add(1);
       return;
-    case "orphaned":
+    case "retired":
       i.policyOrphans.add(1);
       return;
   }

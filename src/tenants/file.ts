@@ -7,6 +7,7 @@
  * must not reach a log through an error about it.
  */
 import { readFile } from "node:fs/promises";
+import { suggestKey } from "../config/suggest";
 import {
   type At,
   type ConfigProblem,
@@ -62,7 +63,12 @@ export function parseTenantsText(text: string, file: string): ParsedTenantsFile 
   if (!result.success) {
     // No `echoValues`: see above.
     throw new TenantsFileError(
-      problemsFromZod(file, result.error, { lineOf, input: raw, unknownKey: unknownKeyMessage }),
+      problemsFromZod(file, result.error, {
+        lineOf,
+        input: raw,
+        unknownKey: unknownKeyMessage,
+        suggest: (parent, key) => suggestKey(tenantsFileSchema, parent, key),
+      }),
     );
   }
   return { data: result.data, lineOf };

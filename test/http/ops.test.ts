@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import request from "supertest";
 import { BackendError } from "../../src/backends/types";
@@ -20,7 +20,12 @@ describe("operations endpoints", () => {
 
   test("/healthz answers without auth", async () => {
     h = await makeHarness();
-    await request(h.app).get("/healthz").expect(200, { status: "ok" });
+    await request(h.app)
+      .get("/healthz")
+      .expect(200, {
+        status: "ok",
+        version: JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8")).version,
+      });
   });
 
   test("/readyz: ready when policies are loaded; backends are not pinged, a failing ping changes nothing", async () => {

@@ -89,7 +89,7 @@ describe("policy files", () => {
     const out = lines(
       "name: x\nversion: 1\nretrieval: {topk: 3}\ntokenizer: gpt2\nformat: {timeZone: Mars/Olympus}\nfallbacks: {ZEP_UNAVAILABLE: retry}\n",
     );
-    expect(out).toContain('policies/p.yaml:3: retrieval: unknown key(s) "topk"');
+    expect(out).toContain('policies/p.yaml:3: retrieval: unknown key(s) "topk"; did you mean "topK"?');
     expect(
       out.some(
         (l) => l.startsWith("policies/p.yaml:4: tokenizer: Invalid option") && l.includes("o200k_base"),

@@ -171,14 +171,56 @@ describe("policy registry: reload", () => {
     expect(types()).toEqual(["loaded:p"]);
   });
 
-  test("a file that now defines another name orphans the old name and loads the new one", async () => {
+  test("a file that now defines another name retires the old name and loads the new one", async () => {
     await put("p.yaml", policy("old", 1));
     const r = await open();
+    const old = r.get("old");
     await put("p.yaml", policy("new", 1));
     await r.reload();
     expect(r.get("new")?.policy.version).toBe(1);
-    expect(status(r, "old")).toMatchObject({ status: "orphaned" });
+    expect(status(r, "old")).toMatchObject({ status: "retired" });
     expect(status(r, "old")?.lastError).toContain("no longer defines");
+    expect(r.get("old")).toBeUndefined();
+    expect(r.retired("old")).toBe(old);
+  });
+
+  test("a changed policy with the same or a lower version is refused; the old one keeps serving", async () => {
+    await put("p.yaml", policy("p", 3));
+    const r = await open();
+    const v3 = r.get("p");
+
+    // Same version, different content.
+    await put("p.yaml", policy("p", 3, "tokenizer: approx\n"));
+    await r.reload();
+    expect(r.get("p")).toBe(v3);
+    expect(status(r, "p")).toMatchObject({ version: 3, status: "active", rejectedChanges: 1 });
+    expect(status(r, "p")?.lastError).toBe(
+      `${join(dir, "p.yaml")}:2: version: 3 is not above the serving version 3: a changed policy must raise its version (version 3 keeps serving)`,
+    );
+    expect(events.at(-1)).toMatchObject({ type: "rejected", name: "p", version: 3 });
+    // Reading the same bytes again is no news.
+    await r.reload();
+    expect(status(r, "p")?.rejectedChanges).toBe(1);
+
+    // A lower version is refused too.
+    await put("p.yaml", policy("p", 2, "tokenizer: approx\n"));
+    await r.reload();
+    expect(r.get("p")).toBe(v3);
+    expect(status(r, "p")?.rejectedChanges).toBe(2);
+    expect(status(r, "p")?.lastError).toContain("version: 2 is not above the serving version 3");
+
+    // Only formatting changed (same hash) with the same version: no change, no refusal.
+    await put("p.yaml", `# reformatted\n${policy("p", 3)}`);
+    await r.reload();
+    expect(r.get("p")).toBe(v3);
+    expect(status(r, "p")).toMatchObject({ lastError: null, rejectedChanges: 2 });
+
+    // A raised version is published.
+    await put("p.yaml", policy("p", 4, "tokenizer: approx\n"));
+    await r.reload();
+    expect(r.get("p")?.policy).toMatchObject({ version: 4, tokenizer: "approx" });
+    expect(status(r, "p")).toMatchObject({ version: 4, lastError: null });
+    expect(types()).toEqual(["loaded:p", "rejected:p", "rejected:p", "reloaded:p", "reloaded:p"]);
   });
 
   test("concurrent reload() calls are serialized: a slow earlier reload never overwrites a later one", async () => {
@@ -294,15 +336,16 @@ describe("policy registry: watching the directory", () => {
     expect(r.list().rejected).toEqual([]);
   });
 
-  test("a deleted file leaves its policy serving as orphaned until a file defines it again", async () => {
+  test("a deleted file retires its policy (only retired() keeps it) until a file defines it again", async () => {
     await put("default.yaml", policy("default", 1));
     const r = await open({ watch: true });
     const v1 = r.get("default");
     await unlink(join(dir, "default.yaml"));
-    await waitFor("orphaned", () => status(r, "default")?.status === "orphaned");
-    expect(r.get("default")).toBe(v1);
+    await waitFor("retired", () => status(r, "default")?.status === "retired");
+    expect(r.get("default")).toBeUndefined();
+    expect(r.retired("default")).toBe(v1);
     expect(status(r, "default")?.lastError).toContain("was deleted");
-    expect(events.at(-1)).toMatchObject({ type: "orphaned", name: "default", version: 1 });
+    expect(events.at(-1)).toMatchObject({ type: "retired", name: "default", version: 1 });
 
     await put("other-name.yaml", policy("default", 2));
     await waitFor("active again", () => status(r, "default")?.status === "active");

@@ -40,6 +40,7 @@ describe("shadow runner", () => {
   const wide = compilePolicy(makePolicy({ name: "wide", tokenizer: "approx", retrieval: { minScore: 0 } }));
   const registry = (names: Record<string, typeof served>): PolicyRegistry => ({
     get: (n) => names[n],
+    retired: () => undefined,
     list: () => ({ policies: [], rejected: [] }),
     reload: async () => undefined,
     close: () => undefined,

@@ -218,6 +218,7 @@ describe("createReadiness", () => {
   );
   const policies = (names: string[]): PolicyRegistry => ({
     get: (name) => (names.includes(name) ? ({} as ReturnType<PolicyRegistry["get"]>) : undefined),
+    retired: () => undefined,
     list: () => ({
       policies: names.map((name) => ({
         name,

@@ -35,6 +35,7 @@ import {
 } from "../routes/playground";
 import {
   comparisonSchema,
+  effectivePolicySchema,
   evaluationSchema,
   healthSchema,
   playgroundInfoSchema,
@@ -211,6 +212,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: "The tenant's policies and rejected policy files",
     access: "admin",
     ok: { schema: policyListSchema, description: "Each policy's version, hash, status and last error." },
+  }),
+  api("get", "/v1/policies/{name}/effective", {
+    tag: "operations",
+    summary: "One policy as it runs: compiled, every default filled in",
+    description: "Unknown, retired (file deleted) and not allowed for the tenant are the same 404.",
+    access: "admin",
+    ok: { schema: effectivePolicySchema, description: "The effective policy." },
+    errors: [404],
   }),
   // --- the policy playground (src/http/routes/playground.ts) ---
   api("get", "/ui", {

@@ -12,7 +12,7 @@ import { type Describes, retrievalPayloadSchema } from "../../retrieval/payload-
 import type { Comparison, ComparisonRun, RunCandidate } from "../../retrieval/playground";
 import { DROP_REASONS, type ShadowReport } from "../../rollout/shadow";
 import { ERROR_CODES, type Problem } from "../errors";
-import type { ReadinessCheck } from "../routes/ops";
+import type { EffectivePolicy, ReadinessCheck } from "../routes/ops";
 
 /** RFC 9457 problem details plus `code` and `requestId`: every non-2xx answer of memgate's own routes. */
 export const problemSchema = z
@@ -26,7 +26,14 @@ export const problemSchema = z
   })
   .meta({ id: "Problem" });
 
-export const healthSchema = z.object({ status: z.literal("ok") }).meta({ id: "Health" });
+export const healthSchema = z
+  .object({
+    status: z.literal("ok"),
+    version: z
+      .string()
+      .meta({ description: "memgate's version (package.json), as `memgate --version` prints it." }),
+  })
+  .meta({ id: "Health" });
 
 const readinessCheckSchema = z.object({
   name: z.string(),
@@ -47,7 +54,7 @@ const policyStatusSchema = z.object({
   file: z.string().meta({ description: "The file's name, never the server's path." }),
   version: z.int(),
   hash: z.string(),
-  status: z.enum(["active", "orphaned"]),
+  status: z.enum(["active", "retired"]),
   loadedAt: z.string(),
   lastError: z.string().nullable(),
   rejectedChanges: z.int().min(0),
@@ -58,6 +65,21 @@ const rejectedFileSchema = z.object({ file: z.string(), error: z.string(), at: z
 export const policyListSchema = z
   .object({ policies: z.array(policyStatusSchema), rejected: z.array(rejectedFileSchema) })
   .meta({ id: "PolicyList" });
+
+export const effectivePolicySchema = z
+  .object({
+    name: z.string(),
+    version: z.int(),
+    hash: z
+      .string()
+      .meta({ description: "SHA-256 of the canonical JSON of `policy`: part of every cache key." }),
+    file: z.string().meta({ description: "The file's name, never the server's path." }),
+    policy: z.record(z.string(), z.unknown()).meta({
+      description:
+        "The compiled policy with every default filled in (docs/policy.md#fields); optional sections without a default stay absent.",
+    }),
+  })
+  .meta({ id: "EffectivePolicy" });
 
 const policyIdSchema = z.object({ name: z.string(), version: z.int(), hash: z.string() });
 
@@ -194,6 +216,7 @@ export type HttpSchemasDescribeTheirTypes = [
   Check<Describes<z.output<typeof readinessCheckSchema>, ReadinessCheck>>,
   Check<Describes<z.output<typeof policyStatusSchema>, PolicyStatus>>,
   Check<Describes<z.output<typeof rejectedFileSchema>, RejectedFile>>,
+  Check<Describes<z.output<typeof effectivePolicySchema>, EffectivePolicy>>,
   Check<Describes<z.output<typeof runCandidateSchema>, RunCandidate>>,
   Check<Describes<z.output<typeof comparisonRunSchema>, ComparisonRun>>,
   Check<Describes<z.output<typeof comparisonSchema>, Comparison>>,

@@ -3,7 +3,9 @@ import { Router } from "express";
 import type { PolicyRegistry } from "../../policy/registry-types";
 import { isPolicyAllowed } from "../../tenants/directory";
 import { ANY_POLICY, type Tenant, type TenantDirectory } from "../../tenants/types";
+import { MEMGATE_VERSION } from "../../version";
 import { authenticate, principalOf, requireScope } from "../auth";
+import { HttpProblem } from "../errors";
 import { type KeyLimits, rateLimitKey } from "../rate-limit";
 
 export interface ReadinessCheck {
@@ -35,7 +37,7 @@ export function opsRoutes(deps: {
 }): Router {
   const router = Router();
   router.get("/healthz", function healthz(_req, res) {
-    res.json({ status: "ok" });
+    res.json({ status: "ok", version: MEMGATE_VERSION });
   });
   router.get("/readyz", async function readyz(_req, res) {
     if (deps.lifecycle?.shuttingDown) {
@@ -62,7 +64,37 @@ export function opsRoutes(deps: {
       res.json(policiesOf(deps.policies, principalOf(res).tenant));
     },
   );
+  router.get(
+    "/v1/policies/:name/effective",
+    authenticate(deps.tenants),
+    rateLimitKey(deps.keyLimits),
+    requireScope("admin"),
+    function effectivePolicy(req, res) {
+      res.json(effectiveOf(deps.policies, principalOf(res).tenant, String(req.params.name)));
+    },
+  );
   return router;
+}
+
+/** What `GET /v1/policies/{name}/effective` answers: the compiled policy, every default filled in. */
+export interface EffectivePolicy {
+  name: string;
+  version: number;
+  hash: string;
+  file: string;
+  policy: Record<string, unknown>;
+}
+
+/**
+ * The active policy `name` as the pipeline runs it. Unknown, retired (its file was deleted) and not allowed for
+ * the tenant are one answer, 404, as a retrieval naming such a policy is refused alike.
+ */
+export function effectiveOf(registry: PolicyRegistry, tenant: Tenant, name: string): EffectivePolicy {
+  const compiled = isPolicyAllowed(tenant, name) ? registry.get(name) : undefined;
+  if (compiled === undefined) throw new HttpProblem("NOT_FOUND", `no policy named "${name}"`);
+  const { policy, hash } = compiled;
+  const file = registry.list().policies.find((p) => p.name === name)?.file ?? "";
+  return { name: policy.name, version: policy.version, hash, file: basename(file), policy: { ...policy } };
 }
 
 /**

@@ -178,7 +178,7 @@ export function playgroundRoutes(deps: {
     const backends = BACKEND_NAMES.filter((b) => tenant.backends[b] !== undefined);
     const policies = deps.policies
       .list()
-      .policies.filter((p) => isPolicyAllowed(tenant, p.name))
+      .policies.filter((p) => p.status === "active" && isPolicyAllowed(tenant, p.name))
       .map((p) => ({ name: p.name, version: p.version, hash: p.hash }));
     res.json({
       tenant: tenant.id,
