@@ -1,7 +1,7 @@
 /**
  * Series that exist before their first event (issue 28, item 5): every tenant of the tenants file has its
  * `memgate_retrievals_total` at 0 for each policy it may use (`["*"]`: every loaded policy, also one loaded
- * later) and outcome, and `memgate_retrieval_cache_lookups_total` at 0 for each backend it has and cache result;
+ * later) and outcome, and `memgate_retrieval_cache_lookups_total` at 0 for each policy, backend it has and cache result;
  * the readiness gauges follow /readyz and draining.
  */
 import { writeFileSync } from "node:fs";
@@ -48,11 +48,19 @@ describe("zero series for known tenants, and the readiness gauges", () => {
     expect(policyNames().length).toBeGreaterThan(3);
     const caches = ["bypass", "hit", "miss", "stale"];
     expect(
-      labelSets(families, "memgate_retrieval_cache_lookups_total", ["tenant", "backend", "cache", "door"]),
+      labelSets(families, "memgate_retrieval_cache_lookups_total", [
+        "tenant",
+        "policy",
+        "backend",
+        "cache",
+        "door",
+      ]),
     ).toEqual(
       [
-        ...["openmemory", "zep"].flatMap((b) => caches.map((c) => `acme/${b}/${c}/retrieve`)),
-        ...["local", "zep"].flatMap((b) => caches.map((c) => `globex/${b}/${c}/retrieve`)),
+        ...policyNames().flatMap((p) =>
+          ["openmemory", "zep"].flatMap((b) => caches.map((c) => `acme/${p}/${b}/${c}/retrieve`)),
+        ),
+        ...["local", "zep"].flatMap((b) => caches.map((c) => `globex/default/${b}/${c}/retrieve`)),
       ].sort(),
     );
   });
