@@ -71,8 +71,8 @@ async function startGateway(env: Record<string, string>, withRedis: boolean): Pr
   const child = spawn(
     process.execPath,
     [
-      "--require",
-      "tsx/cjs",
+      "--import",
+      "tsx",
       "-e",
       "require('./src/cli/main').main(['serve']).then((c) => { process.exitCode = c; })",
     ],

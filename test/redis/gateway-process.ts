@@ -1,6 +1,6 @@
 /**
  * Real `memgate serve` processes for the multi-replica suites (two-process, Cluster, Sentinel, key-limit sync): the
- * current sources through tsx (no stale dist/) or the built binary, listening on a free port (PORT=0) read back from the "memgate listening" log line
+ * current sources through tsx (`--import tsx`: the CLI imports each command lazily) (no stale dist/) or the built binary, listening on a free port (PORT=0) read back from the "memgate listening" log line
  * (so LOG_LEVEL must be info or lower). Every process started is stopped by `stopGateway` (SIGTERM, then
  * SIGKILL after 10 s), and killed when the test process exits, whatever happened.
  */
@@ -34,8 +34,8 @@ export async function startGateway(
     from === "dist"
       ? [join(ROOT, "bin/memgate.js"), "serve"]
       : [
-          "--require",
-          "tsx/cjs",
+          "--import",
+          "tsx",
           "-e",
           "require('./src/cli/main').main(['serve']).then((c) => { process.exitCode = c; })",
         ];
