@@ -25,7 +25,7 @@ import { budgetGrid, sweepPolicies } from "../eval/sweep";
 import type { BackendCooldown } from "../limits/cooldown";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
-import { runPipeline } from "../pipeline";
+import { type PipelineObserver, runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
 import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import { resolveTimeScope } from "../pipeline/query/time-scope";
@@ -38,7 +38,7 @@ import type { ReinforcementCounts, ReinforcementStore } from "../reinforcement/t
 import { raceSignal } from "../resilience/deadline";
 import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
-import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
+import { inSpan, inStep, traceCacheLookup, tracePipeline, traceRetrieval } from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
 import { type DisclosureDeps, disclose, indexView } from "./disclosure";
@@ -301,11 +301,11 @@ export class RetrievalService {
     };
   }
 
-  /** Steps 2 and 3 in the `memgate.eligibility` span: a fallback decided here shows on it. */
+  /** Steps 2 and 3 as the `memgate.eligibility` step (src/telemetry/tracing.ts): a fallback decided here shows on it. */
   private screen(turn: Turn): Promise<Halt | undefined> {
-    return inSpan("memgate.eligibility", async (span) => {
+    return inStep("memgate.eligibility", async (attributes) => {
       const halt = this.eligibility(turn) ?? (await this.admit(turn));
-      if (halt?.kind === "fallback") span.setAttribute("memgate.fallback.code", halt.code);
+      if (halt?.kind === "fallback") attributes["memgate.fallback.code"] = halt.code;
       return halt;
     });
   }
@@ -548,21 +548,26 @@ export class RetrievalService {
   ): Halt {
     const { req, compiled, backend: name } = turn;
     try {
-      const result = runPipeline(
-        {
-          userId: req.userId,
-          query: req.query,
-          candidates,
-          backend: name,
-          explain: turn.explain,
-          turnTime: turn.turnTime,
-          ...(req.native === undefined ? {} : { citations: false as const }),
-          ...(reinforcement === undefined ? {} : { reinforcement }),
-          ...(req.intent === undefined ? {} : { intent: req.intent }),
-        },
-        compiled,
-        observed ? pipelineObserver(compiled.policy.name, name) : undefined,
-      );
+      const run = (observer: PipelineObserver | undefined) =>
+        runPipeline(
+          {
+            userId: req.userId,
+            query: req.query,
+            candidates,
+            backend: name,
+            explain: turn.explain,
+            turnTime: turn.turnTime,
+            ...(req.native === undefined ? {} : { citations: false as const }),
+            ...(reinforcement === undefined ? {} : { reinforcement }),
+            ...(req.intent === undefined ? {} : { intent: req.intent }),
+          },
+          compiled,
+          observer,
+        );
+      // Not observed (the playground's tried policies): no span, no stage metrics.
+      const result = observed
+        ? tracePipeline({ policy: compiled.policy.name, backend: name, expanded }, run)
+        : run(undefined);
       const payload = buildPayload(result, compiled, {
         backend: name,
         cache: turn.explain || this.deps.cache.available?.() === false ? "bypass" : "miss",

@@ -23,6 +23,7 @@ import { RetrievalService } from "../retrieval/service";
 import { instrumentFactories } from "../telemetry/backend";
 import { observeCircuits, recordPolicyEvent } from "../telemetry/metrics";
 import { configureUserHash } from "../telemetry/redact";
+import { configureStageTracing } from "../telemetry/tracing";
 import { devDirectory } from "../tenants/directory";
 import { loadTenantsFile } from "../tenants/file";
 import type { TenantDirectory } from "../tenants/types";
@@ -96,6 +97,7 @@ async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined>
 export async function buildServices(opts: BuildOptions): Promise<Services> {
   const { env, logger } = opts;
   configureUserHash(env.MEMGATE_USER_HASH_KEY);
+  configureStageTracing(env.MEMGATE_TRACE_STAGES);
   const tenants = await loadTenants(env, opts.rawEnv);
   const playground = await playgroundConfig(env);
   const policies = await createPolicyRegistry({

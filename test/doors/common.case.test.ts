@@ -206,9 +206,8 @@ describe("every door: spans and metrics identical in kind", () => {
     expect(first).toEqual(
       expect.arrayContaining([
         "memgate.retrieve",
-        "memgate.eligibility",
-        "memgate.cache.lookup",
         "memgate.backend.search",
+        "memgate.pipeline",
       ]),
     );
     for (const other of rest) expect(other).toEqual(first);

@@ -29,6 +29,7 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  events?: Array<{ name: string }>;
 }
 interface OtlpAttribute {
   key: string;
@@ -138,7 +139,13 @@ describe("memgate serve with the OpenTelemetry SDK", () => {
     expect(server?.name).toBe("POST /v1/retrieve");
     const retrieve = mine.find((s) => s.name === "memgate.retrieve");
     expect(retrieve?.parentSpanId).toBe(server?.spanId);
-    expect(mine.filter((s) => s.name.startsWith("memgate.stage.")).length).toBeGreaterThanOrEqual(5);
+    // One memgate.pipeline span, its stages as span events (MEMGATE_TRACE_STAGES unset), none as spans.
+    const pipeline = mine.find((s) => s.name === "memgate.pipeline");
+    expect(pipeline?.parentSpanId).toBe(retrieve?.spanId);
+    expect((pipeline?.events ?? []).map((e) => e.name)).toEqual(
+      expect.arrayContaining(["score_threshold", "deduplication", "token_budget"]),
+    );
+    expect(mine.filter((s) => s.name.startsWith("memgate.stage.")).length).toBe(0);
 
     const metrics = (collector.bodies.get("/v1/metrics") ?? []).join("\n");
     expect(metrics).toContain('"name":"retrieval.latency_ms"');
