@@ -102,7 +102,8 @@ describe("retrieval spans", () => {
       "memgate.cache.result": "miss",
       "memgate.cache.purpose": "serve",
     });
-    for (const e of retrieve.events) expect(e.attributes?.["memgate.duration_us"]).toEqual(expect.any(Number));
+    for (const e of retrieve.events)
+      expect(e.attributes?.["memgate.duration_us"]).toEqual(expect.any(Number));
 
     const meta = res.body.metadata;
     expect(retrieve.attributes).toMatchObject({
