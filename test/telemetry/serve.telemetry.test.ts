@@ -200,4 +200,17 @@ describe("memgate serve with the OpenTelemetry SDK", () => {
       'memgate: OTEL_TRACES_EXPORTER: must be a comma-separated list of otlp, console, zipkin, none (got "jaeger")',
     ]);
   });
+
+  test("a bad MEMGATE_TRACE_STAGES exits 1 with one line naming the variable and its values", () => {
+    const r = spawnSync(process.execPath, [BIN, "serve"], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", PORT: "0", MEMGATE_TRACE_STAGES: "span" },
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      'memgate: MEMGATE_TRACE_STAGES: must be "events" or "spans" (got "span")',
+    ]);
+  });
 });
