@@ -109,13 +109,14 @@ export class RedisPayloadCache implements PayloadCache {
     ttlSeconds: number,
     staleSeconds: number,
     generation?: number,
+    text?: PayloadText,
   ): Promise<void> {
     const keepMs = Math.round((ttlSeconds + staleSeconds) * 1000);
     if (keepMs <= 0 || !this.redis.ready()) return;
     const storedAt = this.now();
     let value: string;
     try {
-      value = serializeEntry(PayloadText.of(payload), storedAt, storedAt + ttlSeconds * 1000);
+      value = serializeEntry(text ?? PayloadText.of(payload), storedAt, storedAt + ttlSeconds * 1000);
     } catch (err) {
       this.redis.failed("cache set", err);
       return;

@@ -46,7 +46,7 @@ import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
 import type { DetailsRequest, Refusal, RetrievalOutcome, RetrievalRequest, TimelineRequest } from "./outcome";
 import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
-import type { PayloadText } from "./payload-text";
+import { PayloadText } from "./payload-text";
 import {
   type ComparisonOutcome,
   type ComparisonRequest,
@@ -394,6 +394,14 @@ export class RetrievalService {
     // The user's cache generation, read as the production starts: if the user's memories are written or deleted
     // through the gateway meanwhile (invalidateUser), what this production found is not stored.
     let generation: Promise<number | undefined> = Promise.resolve(undefined);
+    // The produced payload's JSON text, made once: the answer (/v1/retrieve) and the cache entry are the same bytes
+    // but the metadata span (./payload-text.ts). Not for an explain payload: its trace is answered, never cached.
+    let text: PayloadText | undefined;
+    const textOf = (payload: RetrievalPayload): PayloadText | undefined => {
+      if (payload.trace !== undefined) return undefined;
+      text ??= PayloadText.of(payload);
+      return text;
+    };
     const produce = async (signal: AbortSignal | undefined): Promise<RetrievalPayload> => {
       generation = this.deps.cache.generation(cacheKey).catch(() => undefined);
       const halt = await this.produce(turn, signal);
@@ -405,8 +413,12 @@ export class RetrievalService {
       const { trace: _trace, ...cacheable } = payload;
       const since = await generation;
       if (since === undefined) return;
+      // Redis stores the text; the in-process cache keeps the one /v1/retrieve answers from (a door's never needs one).
+      const shared =
+        this.deps.cache.kind === "redis" || turn.req.native === undefined ? textOf(payload) : undefined;
+      const { ttlSeconds, staleSeconds } = compiled.policy.cache;
       await this.deps.cache
-        .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds, since)
+        .set(cacheKey, cacheable, ttlSeconds, staleSeconds, since, shared)
         .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
     };
     try {
@@ -423,9 +435,14 @@ export class RetrievalService {
       );
       // Another replica's (or a just-finished) result read from the cache is a hit.
       const payload = flight.payload as RetrievalPayload;
-      return flight.role === "remote"
-        ? { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, cache: "hit" } } }
-        : { kind: "payload", payload };
+      if (flight.role === "remote")
+        return { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, cache: "hit" } } };
+      // This request's own production answers /v1/retrieve from the text the cache entry is made of.
+      const answered =
+        flight.role === "leader" && turn.req.native === undefined ? textOf(payload) : undefined;
+      return answered === undefined
+        ? { kind: "payload", payload }
+        : { kind: "payload", payload, text: answered };
     } catch (err) {
       if (err instanceof FlightHalt) return err.halt;
       throw err;

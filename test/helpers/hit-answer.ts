@@ -224,6 +224,40 @@ export function hitAnswerSuite(opts: HitSuiteOptions): void {
     }
   });
 
+  test("a miss serializes its payload once: its answer and its cache entry are the same text but the metadata", async () => {
+    r = await start();
+    const stringify = jest.spyOn(JSON, "stringify");
+    /** Serializations of a payload or of its memories (what holds the memories' contents). */
+    const serialized = () =>
+      stringify.mock.calls.filter(([value]) => {
+        if (typeof value !== "object" || value === null) return false;
+        if ("memories" in value) return true;
+        return (
+          Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null && "content" in v)
+        );
+      }).length;
+    try {
+      const miss = await retrieve(r);
+      // The first hit, too: the in-process cache kept the miss's text rather than making its own.
+      const hit = await retrieve(r);
+      expect(serialized()).toBe(1);
+      const missBody = JSON.parse(miss.text) as Answer;
+      const hitBody = JSON.parse(hit.text) as Answer;
+      expect([missBody.metadata.cache, hitBody.metadata.cache]).toEqual(["miss", "hit"]);
+      // The same bytes around the metadata object.
+      const meta = (text: string, body: Answer) => text.indexOf(JSON.stringify(body.metadata));
+      const m = meta(miss.text, missBody);
+      const h = meta(hit.text, hitBody);
+      expect(m).toBeGreaterThan(0);
+      expect(hit.text.slice(0, h)).toBe(miss.text.slice(0, m));
+      expect(hit.text.slice(h + JSON.stringify(hitBody.metadata).length)).toBe(
+        miss.text.slice(m + JSON.stringify(missBody.metadata).length),
+      );
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
   test("the cache fallback still serves a stale entry, and a drop-in door's hit still answers from its own entry", async () => {
     r = await start();
     const good = await retrieve(r, { policy: "brief" });
