@@ -25,7 +25,7 @@ import { budgetGrid, sweepPolicies } from "../eval/sweep";
 import type { BackendCooldown } from "../limits/cooldown";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
-import { type PipelineObserver, runPipeline } from "../pipeline";
+import { runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
 import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import { resolveTimeScope } from "../pipeline/query/time-scope";
@@ -38,7 +38,14 @@ import type { ReinforcementCounts, ReinforcementStore } from "../reinforcement/t
 import { raceSignal } from "../resilience/deadline";
 import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
-import { inSpan, inStep, traceCacheLookup, tracePipeline, traceRetrieval } from "../telemetry/tracing";
+import {
+  inSpan,
+  inStep,
+  type PipelineTrace,
+  startPipelineTrace,
+  traceCacheLookup,
+  traceRetrieval,
+} from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
 import { type DisclosureDeps, disclose, indexView } from "./disclosure";
@@ -564,27 +571,28 @@ export class RetrievalService {
     reinforcement?: ReinforcementCounts,
   ): Halt {
     const { req, compiled, backend: name } = turn;
+    let traced: PipelineTrace | undefined;
     try {
-      const run = (observer: PipelineObserver | undefined) =>
-        runPipeline(
-          {
-            userId: req.userId,
-            query: req.query,
-            candidates,
-            backend: name,
-            explain: turn.explain,
-            turnTime: turn.turnTime,
-            ...(req.native === undefined ? {} : { citations: false as const }),
-            ...(reinforcement === undefined ? {} : { reinforcement }),
-            ...(req.intent === undefined ? {} : { intent: req.intent }),
-          },
-          compiled,
-          observer,
-        );
       // Not observed (the playground's tried policies): no span, no stage metrics.
-      const result = observed
-        ? tracePipeline({ policy: compiled.policy.name, backend: name, expanded }, run)
-        : run(undefined);
+      traced = observed
+        ? startPipelineTrace({ policy: compiled.policy.name, backend: name, expanded })
+        : undefined;
+      const result = runPipeline(
+        {
+          userId: req.userId,
+          query: req.query,
+          candidates,
+          backend: name,
+          explain: turn.explain,
+          turnTime: turn.turnTime,
+          ...(req.native === undefined ? {} : { citations: false as const }),
+          ...(reinforcement === undefined ? {} : { reinforcement }),
+          ...(req.intent === undefined ? {} : { intent: req.intent }),
+        },
+        compiled,
+        traced?.observer,
+      );
+      traced?.end(result);
       const payload = buildPayload(result, compiled, {
         backend: name,
         cache: turn.explain || this.deps.cache.available?.() === false ? "bypass" : "miss",
@@ -595,6 +603,7 @@ export class RetrievalService {
       if (native !== undefined) payload.native = renderable(native, payload, compiled);
       return { kind: "payload", payload };
     } catch (err) {
+      traced?.fail(err);
       this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
       return fallback("POLICY_FAILED");
     }

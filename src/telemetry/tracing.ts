@@ -295,59 +295,69 @@ export interface PipelineSubject {
   expanded: boolean;
 }
 
+/** One pipeline run's tracing: its observer, then `end` with the result or `fail` with what it threw (once). */
+export interface PipelineTrace {
+  observer: PipelineObserver;
+  end(result: PipelineResult): void;
+  fail(err: unknown): void;
+}
+
 /**
- * Runs one (synchronous) pipeline run in a `memgate.pipeline` span, with the stage metrics. Each stage is a span
- * event named after the stage, at the stage's start, with its `memgate.stage.*` attributes: in and out counts,
- * `changes` and their count by reason (`memgate.stage.reason.<kind>`), its numeric facts, and
- * `memgate.duration_us`; with MEMGATE_TRACE_STAGES=spans a child span `memgate.stage.<stage>` instead (its own start
- * and end, the same attributes). The injection stage carries `memgate.stage.flagged`, `.neutralized` and
- * `.dropped` (memories per action, from its trace detail), never what matched. Errors pass through, marked.
+ * Starts one (synchronous) pipeline run's `memgate.pipeline` span, child of the active span, and records the stage
+ * metrics. Each stage is a span event named after the stage, at the stage's start, with its `memgate.stage.*`
+ * attributes: in and out counts, `changes` and their count by reason (`memgate.stage.reason.<kind>`), its numeric
+ * facts, and `memgate.duration_us`; with MEMGATE_TRACE_STAGES=spans a child span `memgate.stage.<stage>` instead
+ * (its own start and end, the same attributes). The injection stage carries `memgate.stage.flagged`,
+ * `.neutralized` and `.dropped` (memories per action, from its trace detail), never what matched.
  */
-export function tracePipeline(
-  subject: PipelineSubject,
-  run: (observer: PipelineObserver) => PipelineResult,
-): PipelineResult {
+export function startPipelineTrace(subject: PipelineSubject): PipelineTrace {
   const { policy, backend } = subject;
   const parent = context.active();
   if (trace.getSpan(parent)?.isRecording() !== true) {
-    return run({
-      now: () => 0,
-      stage: (t) => recordStageMetrics(t, policy, backend),
-    });
+    return {
+      observer: { now: () => 0, stage: (t) => recordStageMetrics(t, policy, backend) },
+      end: () => undefined,
+      fail: () => undefined,
+    };
   }
   const span = tracer().startSpan("memgate.pipeline", undefined, parent);
+  let open = true; // `end` or `fail`, whichever comes first, ends the span
   const spans = stageTracing === "spans";
   const inside = spans ? trace.setSpan(parent, span) : parent;
-  const observer: PipelineObserver = {
-    now: () => performance.now(),
-    stage(t, startedAt, endedAt) {
-      recordStageMetrics(t, policy, backend);
-      const attributes = stageAttributes(t);
-      if (spans) {
-        tracer()
-          .startSpan(`memgate.stage.${t.stage}`, { startTime: startedAt, attributes }, inside)
-          .end(endedAt);
-        return;
-      }
-      attributes["memgate.duration_us"] = micros(startedAt, endedAt);
-      span.addEvent(t.stage, attributes, startedAt);
+  return {
+    observer: {
+      now: () => performance.now(),
+      stage(t, startedAt, endedAt) {
+        recordStageMetrics(t, policy, backend);
+        const attributes = stageAttributes(t);
+        if (spans) {
+          tracer()
+            .startSpan(`memgate.stage.${t.stage}`, { startTime: startedAt, attributes }, inside)
+            .end(endedAt);
+          return;
+        }
+        attributes["memgate.duration_us"] = micros(startedAt, endedAt);
+        span.addEvent(t.stage, attributes, startedAt);
+      },
+    },
+    end(result) {
+      if (!open) return;
+      open = false;
+      span.setAttributes({
+        "memgate.policy.name": policy,
+        "memgate.pipeline.in": result.totalResults,
+        "memgate.pipeline.out": result.memories.length,
+        "memgate.pipeline.stages": result.trace.length,
+        "memgate.pipeline.expanded": subject.expanded,
+        "memgate.tokens": result.totalTokens,
+      });
+      span.end();
+    },
+    fail(err) {
+      if (!open) return;
+      open = false;
+      markError(span, err);
+      span.end();
     },
   };
-  try {
-    const result = run(observer);
-    span.setAttributes({
-      "memgate.policy.name": policy,
-      "memgate.pipeline.in": result.totalResults,
-      "memgate.pipeline.out": result.memories.length,
-      "memgate.pipeline.stages": result.trace.length,
-      "memgate.pipeline.expanded": subject.expanded,
-      "memgate.tokens": result.totalTokens,
-    });
-    return result;
-  } catch (err) {
-    markError(span, err);
-    throw err;
-  } finally {
-    span.end();
-  }
 }

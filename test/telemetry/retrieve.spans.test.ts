@@ -311,6 +311,12 @@ describe("retrieval spans", () => {
         const lookups = retrieve.events.filter((e) => e.name === "memgate.cache.lookup");
         expect(lookups.map((e) => e.attributes?.["memgate.cache.purpose"])).toContain("fallback");
       }
+      if (c.code === "POLICY_FAILED") {
+        // The pipeline threw: its span failed, the retrieval answered with the fallback.
+        const pipeline = spanNamed(trace, "memgate.pipeline");
+        expect(pipeline.status.code).toBe(2);
+        expect(pipeline.parentSpanContext?.spanId).toBe(retrieve.spanContext().spanId);
+      }
       // A declared fallback is an answer, not an error of the retrieval.
       expect(retrieve.status.code).toBe(0);
     });
