@@ -90,7 +90,7 @@ export function toWorkItem(c: Candidate): WorkItem {
 }
 
 /**
- * Watches a pipeline run from outside (telemetry: one span per stage). The pipeline never reads a clock itself:
+ * Watches a pipeline run from outside (telemetry: one span event per stage, src/telemetry/tracing.ts). The pipeline never reads a clock itself:
  * the observer brings one. Observing changes nothing in the result.
  */
 export interface PipelineObserver {
