@@ -45,12 +45,15 @@ export class MemoryPayloadCache implements PayloadCache {
     ttlSeconds: number,
     staleSeconds: number,
     generation?: number,
+    text?: PayloadText,
   ): Promise<void> {
     const keepMs = (ttlSeconds + staleSeconds) * 1000;
     if (keepMs <= 0) return;
     if (generation !== undefined && generation !== this.generationOf(key)) return;
     const storedAt = this.now();
-    this.lru.set(key, { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 }, { ttl: keepMs });
+    const entry: Entry = { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 };
+    if (text !== undefined) entry.text = text;
+    this.lru.set(key, entry, { ttl: keepMs });
   }
 
   async generation(key: string): Promise<number> {

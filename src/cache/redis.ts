@@ -7,13 +7,16 @@ import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 /**
  * The stored value (docs/redis.md#key-space): one header line, then the payload's JSON text —
  *
- *     P3 <storedAt> <freshUntil> <metadata start> <metadata end> <text length>\n<JSON.stringify(payload)>
+ *     P4 <storedAt> <freshUntil> <metadata start> <metadata end> <text length>\n<JSON.stringify(payload)>
  *
- * times in epoch ms, the metadata object's span and the length in the text's UTF-16 code units (as JavaScript
- * counts them). A hit reads the header and parses only the metadata span; the text is what /v1/retrieve answers,
- * with the hit's metadata put in that span (src/retrieval/payload-text.ts). The payload is stored once.
+ * times in epoch ms, the metadata object's span and the length in bytes of the text's UTF-8. A hit reads the reply
+ * as bytes (a Buffer: never decoded into a string), reads the header and parses only the metadata span; the bytes
+ * are what /v1/retrieve answers, with the hit's metadata put in that span (src/retrieval/payload-text.ts). The
+ * payload is stored once. `P3` values (the same with spans in UTF-16 code units, written before issue 29) are
+ * still read, decoded into a string first.
  */
-const TAG = "P3";
+const TAG = "P4";
+const TAG_UTF16 = "P3";
 
 /**
  * Longest an entry can live (policy maxima: ttlSeconds 86,400 + staleSeconds 604,800) plus a day: a user's
@@ -71,9 +74,9 @@ export class RedisPayloadCache implements PayloadCache {
 
   async get(key: string): Promise<CacheLookup | undefined> {
     if (!this.redis.ready()) return undefined;
-    let raw: string | null;
+    let raw: Buffer | null;
     try {
-      raw = await this.redis.client.get(this.redisKey(key));
+      raw = await this.redis.client.getBuffer(this.redisKey(key));
     } catch (err) {
       this.redis.failed("cache get", err);
       return undefined;
@@ -85,7 +88,7 @@ export class RedisPayloadCache implements PayloadCache {
    * A stored value (or null: none) as a lookup; an unreadable value is a miss, reported. Only the header and the
    * metadata are parsed here; `payload` parses the rest when first read.
    */
-  lookup(raw: string | null): CacheLookup | undefined {
+  lookup(raw: Buffer | string | null): CacheLookup | undefined {
     if (raw === null) return undefined;
     const entry = parseEntry(raw);
     if (entry === undefined) {
@@ -109,13 +112,14 @@ export class RedisPayloadCache implements PayloadCache {
     ttlSeconds: number,
     staleSeconds: number,
     generation?: number,
+    text?: PayloadText,
   ): Promise<void> {
     const keepMs = Math.round((ttlSeconds + staleSeconds) * 1000);
     if (keepMs <= 0 || !this.redis.ready()) return;
     const storedAt = this.now();
-    let value: string;
+    let value: Buffer;
     try {
-      value = serializeEntry(PayloadText.of(payload), storedAt, storedAt + ttlSeconds * 1000);
+      value = serializeEntry(text ?? PayloadText.of(payload), storedAt, storedAt + ttlSeconds * 1000);
     } catch (err) {
       this.redis.failed("cache set", err);
       return;
@@ -178,20 +182,25 @@ export class RedisPayloadCache implements PayloadCache {
 }
 
 /** The stored value of a payload's text (the format above). */
-export function serializeEntry(text: PayloadText, storedAt: number, freshUntil: number): string {
-  const { metadataStart, metadataEnd } = text;
-  return `${TAG} ${storedAt} ${freshUntil} ${metadataStart} ${metadataEnd} ${text.text.length}\n${text.text}`;
+export function serializeEntry(text: PayloadText, storedAt: number, freshUntil: number): Buffer {
+  const { bytes, metadataStart, metadataEnd } = text.utf8();
+  const header = `${TAG} ${storedAt} ${freshUntil} ${metadataStart} ${metadataEnd} ${bytes.length}\n`;
+  const out = Buffer.allocUnsafe(header.length + bytes.length);
+  out.write(header, 0, "latin1");
+  bytes.copy(out, header.length);
+  return out;
 }
 
 /**
  * The entry, or undefined when the value is not one (not this format: another writer's data, a truncated value;
  * a metadata span that is not a payload's metadata). The payload past its metadata is not parsed here.
  */
-export function parseEntry(raw: string): StoredEntry | undefined {
+export function parseEntry(raw: Buffer | string): StoredEntry | undefined {
   const eol = raw.indexOf("\n");
   if (eol < 0 || eol > 128) return undefined;
-  const fields = raw.slice(0, eol).split(" ");
-  if (fields.length !== 6 || fields[0] !== TAG) return undefined;
+  const line = typeof raw === "string" ? raw.slice(0, eol) : raw.toString("latin1", 0, eol);
+  const fields = line.split(" ");
+  if (fields.length !== 6 || (fields[0] !== TAG && fields[0] !== TAG_UTF16)) return undefined;
   const [storedAt, freshUntil, start, end, length] = fields.slice(1).map(Number) as [
     number,
     number,
@@ -200,8 +209,19 @@ export function parseEntry(raw: string): StoredEntry | undefined {
     number,
   ];
   if (!Number.isFinite(storedAt) || !Number.isFinite(freshUntil)) return undefined;
-  if (length !== raw.length - eol - 1) return undefined;
-  const text = PayloadText.stored(raw.slice(eol + 1), start, end);
+  let text: PayloadText | undefined;
+  if (fields[0] === TAG) {
+    const bytes = typeof raw === "string" ? Buffer.from(raw, "utf8") : raw;
+    const body =
+      typeof raw === "string" ? bytes.subarray(Buffer.byteLength(line) + 1) : raw.subarray(eol + 1);
+    if (length !== body.length) return undefined;
+    text = PayloadText.storedBytes(body, start, end);
+  } else {
+    const decoded = typeof raw === "string" ? raw : raw.toString("utf8");
+    const at = typeof raw === "string" ? eol : decoded.indexOf("\n");
+    if (length !== decoded.length - at - 1) return undefined;
+    text = PayloadText.stored(decoded.slice(at + 1), start, end);
+  }
   if (text === undefined) return undefined;
   try {
     text.metadata();

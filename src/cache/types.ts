@@ -24,7 +24,8 @@ export interface PayloadCache {
   /**
    * Kept for ttlSeconds + staleSeconds in total; fresh for ttlSeconds. With `generation` (what `generation(key)`
    * said before the payload was produced), not written when the user's cache was invalidated since: an answer
-   * produced before a deletion is never stored after it.
+   * produced before a deletion is never stored after it. `text`: the payload's JSON text when the caller already
+   * made it (the answer of the miss that produced it): stored as it is, not serialized again.
    */
   set(
     key: string,
@@ -32,6 +33,7 @@ export interface PayloadCache {
     ttlSeconds: number,
     staleSeconds: number,
     generation?: number,
+    text?: PayloadText,
   ): Promise<void>;
   /**
    * The generation of the user whose entry `key` is (0 before any invalidation, or for a key of no user);

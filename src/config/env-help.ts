@@ -58,6 +58,8 @@ export const ENV_HELP: { readonly [K in EnvName]: string } = {
   MEMGATE_USER_HASH_KEY: "key of the telemetry user hash (16+ characters; unset = random per process)",
   MEMGATE_PLAYGROUND: "the policy playground at /ui: on | off (default off)",
   MEMGATE_PLAYGROUND_GOLDEN: "golden set (memgate eval's questions JSONL) the playground measures on",
+  MEMGATE_TRACE_STAGES:
+    "events: one memgate.pipeline span with an event per stage (default) | spans: a child span per stage",
   LOG_LEVEL: "pino level: fatal | error | warn | info | debug | trace | silent (default info)",
 };
 

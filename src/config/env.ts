@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BACKEND_NAMES } from "../policy/schema";
 import { parseAddresses } from "../redis/topology";
+import { STAGE_TRACING } from "../telemetry/config";
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -155,6 +156,11 @@ export const envSchema = z.object({
    * per process (hashes group one process's spans only); set the same key on every replica to group fleet-wide.
    */
   MEMGATE_USER_HASH_KEY: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+  /**
+   * How a retrieval's internal steps and policy stages are traced (src/telemetry/tracing.ts): `events` on the
+   * `memgate.retrieve` and `memgate.pipeline` spans, or `spans`, one child span each (deep debugging).
+   */
+  MEMGATE_TRACE_STAGES: z.enum(STAGE_TRACING, { error: 'must be "events" or "spans"' }).default("events"),
   // --- the policy playground (src/http/routes/playground.ts, README "Policy playground") ---
   /** The page at /ui and its admin API under /v1/playground: "on" serves them; off (404) unless set. */
   MEMGATE_PLAYGROUND: z.enum(["on", "off"], { error: 'must be "on" or "off"' }).default("off"),

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import typeis from "type-is";
 import type { Logger } from "../logging/logger";
-import { runWithRequestId } from "../telemetry/log-context";
+import { ensureRequestContext, runWithRequestId } from "../telemetry/log-context";
 import { type ErrorCode, HttpProblem, PROBLEM_CONTENT_TYPE, toProblem } from "./errors";
 import { headerOf, localsOf, type Middleware, sendText } from "./plain";
 
@@ -14,6 +14,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * rest of the request in its context so every log line written meanwhile carries it (src/telemetry/log-context.ts).
  */
 export function requestId(): Middleware {
+  ensureRequestContext();
   return function requestId(req, res, next) {
     const incoming = headerOf(req, "x-request-id");
     const id = incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();

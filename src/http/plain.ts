@@ -115,8 +115,14 @@ export function sendText(res: ServerResponse, status: number, contentType: strin
 }
 
 /** JSON text as Express's `res.json` sends it: `application/json; charset=utf-8`. */
-export function sendJson(res: ServerResponse, status: number, json: string): void {
-  sendBody(res, status, json, "application/json");
+export function sendJson(res: ServerResponse, status: number, json: string | Buffer): void {
+  // A string gets its charset from sendBody; bytes (a Redis hit's UTF-8 answer) are sent as they are.
+  sendBody(
+    res,
+    status,
+    json,
+    typeof json === "string" ? "application/json" : "application/json; charset=utf-8",
+  );
 }
 
 /** A signal aborted when the client goes away before its answer is written (the listener goes with `close`). */

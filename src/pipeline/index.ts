@@ -115,8 +115,8 @@ export function splitTopK(t: StageTrace | undefined): StageTrace[] {
 }
 
 /**
- * Watches a pipeline run from outside (telemetry: one span per stage). The pipeline never reads a clock itself:
- * the observer brings one. Observing changes nothing in the result.
+ * Watches a pipeline run from outside (telemetry: one span event per stage, src/telemetry/tracing.ts). The
+ * pipeline never reads a clock itself: the observer brings one. Observing changes nothing in the result.
  */
 export interface PipelineObserver {
   /** A monotonic clock in milliseconds (e.g. `performance.now`). */

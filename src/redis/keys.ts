@@ -8,8 +8,22 @@ import { createHash } from "node:crypto";
  * never appear in clear in a key. The key space, key by key: docs/redis.md.
  */
 export function slotTag(scope: string): string {
-  return `{${hashScope(scope)}}`;
+  let tag = tags.get(scope);
+  if (tag === undefined) {
+    tag = `{${hashScope(scope)}}`;
+    if (tags.size >= MAX_TAGS) tags.clear();
+    tags.set(scope, tag);
+  }
+  return tag;
 }
+
+/**
+ * The tags of the scopes seen last: one turn needs its user's tag for the cache key, the rate counter (the admission
+ * script), the single-flight lock and the reinforcement hash; it is hashed once, not at each (issue 29). Bounded:
+ * emptied when full (~150 KB at most), so a stream of new users costs the hash they cost before.
+ */
+const MAX_TAGS = 1024;
+const tags = new Map<string, string>();
 
 /** The scope of one user of one tenant (the per-user rate limit's key; its slot tag is the user's). */
 export function userScope(tenantId: string, userId: string): string {

@@ -45,7 +45,8 @@ if ARGV[3] == '1' and consumed <= tonumber(ARGV[2]) and cooling <= 0 then
 end
 return {consumed, ttl, cooling, cached, problem}`;
 
-type AdmitReply = [number, number, number, string | null, string | null];
+/** The script's reply as bytes: the cached value stays a Buffer (a hit answers from it, never decoded). */
+type AdmitReply = [number, number, number, Buffer | null, Buffer | null];
 
 function isReply(v: unknown): v is AdmitReply {
   return (
@@ -53,8 +54,8 @@ function isReply(v: unknown): v is AdmitReply {
     typeof v[0] === "number" &&
     typeof v[1] === "number" &&
     typeof v[2] === "number" &&
-    (v[3] === null || typeof v[3] === "string") &&
-    (v[4] === null || v[4] === undefined || typeof v[4] === "string")
+    (v[3] === null || Buffer.isBuffer(v[3])) &&
+    (v[4] === null || v[4] === undefined || Buffer.isBuffer(v[4]))
   );
 }
 
@@ -82,8 +83,8 @@ export class RedisAdmission implements Admission {
     },
   ) {
     this.admit = redis.cluster
-      ? defineScript(redis.client, "memgateAdmitUser", 2, ADMIT)
-      : defineScript(redis.client, "memgateAdmit", 3, ADMIT);
+      ? defineScript(redis.client, "memgateAdmitUser", 2, ADMIT, "buffers")
+      : defineScript(redis.client, "memgateAdmit", 3, ADMIT, "buffers");
     this.separate = new SeparateAdmission(parts);
   }
 
@@ -103,7 +104,8 @@ export class RedisAdmission implements Admission {
     ]).then(
       (v): AdmitReply | undefined => {
         if (isReply(v)) {
-          if (typeof v[4] === "string") this.redis.failed("admission (rate limit)", new Error(v[4]));
+          if (v[4] !== null && v[4] !== undefined)
+            this.redis.failed("admission (rate limit)", new Error(v[4].toString("utf8")));
           return v;
         }
         this.redis.failed("admission", new Error("unexpected reply from the admission script"));

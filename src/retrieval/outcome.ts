@@ -85,7 +85,7 @@ export type RetrievalOutcome =
    * exactly, made without serializing the payload (a hit answers from its entry's JSON text): a door that sends
    * the payload as it is sends that.
    */
-  | { kind: "payload"; payload: RetrievalPayload; json?: string; index?: IndexPayload }
+  | { kind: "payload"; payload: RetrievalPayload; json?: string | Buffer; index?: IndexPayload }
   /** The policy's declared fallback; `payload.metadata.fallback` says what and why (cache: a stale payload). */
   | {
       kind: "fallback";

@@ -21,16 +21,25 @@ export class PayloadText {
   private after: string | undefined;
 
   /**
-   * `text` is `JSON.stringify` of a payload; its `metadata` object is `text.slice(metadataStart, metadataEnd)`.
+   * The text is `JSON.stringify` of a payload, held as a string or, as a Redis reply gave it, as its UTF-8 bytes
+   * (`bytes`; then `text` is decoded only if something asks for it). Its `metadata` object is between
+   * `metadataStart` and `metadataEnd`: UTF-16 code units of the string, or bytes of `bytes`.
    * `source`: the payload itself when the text was made from it (nothing to parse then).
    */
   private constructor(
-    readonly text: string,
+    private decoded: string | undefined,
+    readonly bytes: Buffer | undefined,
     readonly metadataStart: number,
     readonly metadataEnd: number,
     source: CachedPayload | undefined,
   ) {
     this.parsed = source;
+  }
+
+  /** The JSON text (decoded from `bytes` when first asked). */
+  get text(): string {
+    this.decoded ??= this.bytes?.toString("utf8") ?? "";
+    return this.decoded;
   }
 
   /**
@@ -52,7 +61,7 @@ export class PayloadText {
     }
     text += "}";
     if (start < 0) throw new Error("a payload without metadata");
-    return new PayloadText(text, start, end, payload);
+    return new PayloadText(text, undefined, start, end, payload);
   }
 
   /**
@@ -66,14 +75,42 @@ export class PayloadText {
     if (text.charCodeAt(0) !== 0x7b || text.charCodeAt(text.length - 1) !== 0x7d) return undefined; // { … }
     if (text.charCodeAt(metadataStart) !== 0x7b || text.charCodeAt(metadataEnd - 1) !== 0x7d)
       return undefined;
-    return new PayloadText(text, metadataStart, metadataEnd, undefined);
+    return new PayloadText(text, undefined, metadataStart, metadataEnd, undefined);
+  }
+
+  /**
+   * A text as stored, in the UTF-8 bytes a Redis reply gave (`metadataStart`/`metadataEnd` in bytes), or undefined
+   * as `stored`. A hit answers from these bytes: nothing is decoded but the metadata, nothing encoded again.
+   */
+  static storedBytes(bytes: Buffer, metadataStart: number, metadataEnd: number): PayloadText | undefined {
+    if (!Number.isSafeInteger(metadataStart) || !Number.isSafeInteger(metadataEnd)) return undefined;
+    if (metadataStart < 1 || metadataEnd > bytes.length - 1 || metadataEnd - metadataStart < 2)
+      return undefined;
+    if (bytes[0] !== 0x7b || bytes[bytes.length - 1] !== 0x7d) return undefined; // { … }
+    if (bytes[metadataStart] !== 0x7b || bytes[metadataEnd - 1] !== 0x7d) return undefined;
+    return new PayloadText(undefined, bytes, metadataStart, metadataEnd, undefined);
+  }
+
+  /** The text's UTF-8 bytes and the metadata's span in them (made once from a string text). */
+  utf8(): { bytes: Buffer; metadataStart: number; metadataEnd: number } {
+    if (this.bytes !== undefined)
+      return { bytes: this.bytes, metadataStart: this.metadataStart, metadataEnd: this.metadataEnd };
+    const text = this.text;
+    const bytes = Buffer.from(text, "utf8");
+    const start = Buffer.byteLength(text.slice(0, this.metadataStart), "utf8");
+    const end = start + Buffer.byteLength(text.slice(this.metadataStart, this.metadataEnd), "utf8");
+    return { bytes, metadataStart: start, metadataEnd: end };
   }
 
   /** The payload's metadata (parsed from its span once); throws when the span is not an object. */
   metadata(): RetrievalMetadata {
     if (this.meta !== undefined) return this.meta;
     if (this.parsed !== undefined) return this.parsed.metadata;
-    const value: unknown = JSON.parse(this.text.slice(this.metadataStart, this.metadataEnd));
+    const span =
+      this.bytes === undefined
+        ? this.text.slice(this.metadataStart, this.metadataEnd)
+        : this.bytes.toString("utf8", this.metadataStart, this.metadataEnd);
+    const value: unknown = JSON.parse(span);
     if (!isRecord(value)) throw new Error("the stored text's metadata is not an object");
     this.meta = value as unknown as RetrievalMetadata;
     return this.meta;
@@ -130,11 +167,29 @@ export class PayloadText {
    */
   private hasCitations(): boolean {
     const before = this.metadataStart - METADATA_KEY.length - 1;
+    if (this.bytes !== undefined)
+      return (
+        this.bytes.toString("latin1", before + 1, this.metadataStart) === METADATA_KEY &&
+        this.bytes[before] === 0x7d
+      );
     return this.text.startsWith(METADATA_KEY, before + 1) && this.text.charCodeAt(before) === 0x7d;
   }
 
-  /** `JSON.stringify` of `answer(metadata)`, from the text: only `metadata` is serialized. */
-  json(metadata: RetrievalMetadata): string {
+  /**
+   * `JSON.stringify` of `answer(metadata)`, from the text: only `metadata` is serialized. From stored bytes, the
+   * answer's UTF-8 bytes (the stored ones around the new metadata's), never decoded and encoded again.
+   */
+  json(metadata: RetrievalMetadata): string | Buffer {
+    const bytes = this.bytes;
+    if (bytes !== undefined) {
+      const meta = JSON.stringify(metadata);
+      const size = bytes.length - (this.metadataEnd - this.metadataStart) + Buffer.byteLength(meta, "utf8");
+      const out = Buffer.allocUnsafe(size);
+      let at = bytes.copy(out, 0, 0, this.metadataStart);
+      at += out.write(meta, at, "utf8");
+      bytes.copy(out, at, this.metadataEnd);
+      return out;
+    }
     if (this.before === undefined || this.after === undefined) {
       this.before = this.text.slice(0, this.metadataStart);
       this.after = this.text.slice(this.metadataEnd);

@@ -39,7 +39,14 @@ import { raceSignal } from "../resilience/deadline";
 import type { ShadowOffer, ShadowRunner } from "../rollout/shadow";
 import { LinkedSignal } from "../signals";
 import { recordRateLimitRejection, recordSufficiency } from "../telemetry/metrics";
-import { inSpan, pipelineObserver, traceCacheLookup, traceRetrieval } from "../telemetry/tracing";
+import {
+  inSpan,
+  inStep,
+  type PipelineTrace,
+  startPipelineTrace,
+  traceCacheLookup,
+  traceRetrieval,
+} from "../telemetry/tracing";
 import type { Principal } from "../tenants/types";
 import { type Admission, SeparateAdmission } from "./admission";
 import { type DisclosureDeps, disclose, indexView } from "./disclosure";
@@ -47,7 +54,7 @@ import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
 import type { DetailsRequest, Refusal, RetrievalOutcome, RetrievalRequest, TimelineRequest } from "./outcome";
 import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
-import type { PayloadText } from "./payload-text";
+import { PayloadText } from "./payload-text";
 import {
   type ComparisonOutcome,
   type ComparisonRequest,
@@ -309,11 +316,11 @@ export class RetrievalService {
     };
   }
 
-  /** Steps 2 and 3 in the `memgate.eligibility` span: a fallback decided here shows on it. */
+  /** Steps 2 and 3 as the `memgate.eligibility` step (src/telemetry/tracing.ts): a fallback decided here shows on it. */
   private screen(turn: Turn): Promise<Halt | undefined> {
-    return inSpan("memgate.eligibility", async (span) => {
+    return inStep("memgate.eligibility", async (attributes) => {
       const halt = this.eligibility(turn) ?? (await this.admit(turn));
-      if (halt?.kind === "fallback") span.setAttribute("memgate.fallback.code", halt.code);
+      if (halt?.kind === "fallback") attributes["memgate.fallback.code"] = halt.code;
       return halt;
     });
   }
@@ -402,6 +409,14 @@ export class RetrievalService {
     // The user's cache generation, read as the production starts: if the user's memories are written or deleted
     // through the gateway meanwhile (invalidateUser), what this production found is not stored.
     let generation: Promise<number | undefined> = Promise.resolve(undefined);
+    // The produced payload's JSON text, made once: the answer (/v1/retrieve) and the cache entry are the same bytes
+    // but the metadata span (./payload-text.ts). Not for an explain payload: its trace is answered, never cached.
+    let text: PayloadText | undefined;
+    const textOf = (payload: RetrievalPayload): PayloadText | undefined => {
+      if (payload.trace !== undefined) return undefined;
+      text ??= PayloadText.of(payload);
+      return text;
+    };
     const produce = async (signal: AbortSignal | undefined): Promise<RetrievalPayload> => {
       generation = this.deps.cache.generation(cacheKey).catch(() => undefined);
       const halt = await this.produce(turn, signal);
@@ -413,8 +428,12 @@ export class RetrievalService {
       const { trace: _trace, ...cacheable } = payload;
       const since = await generation;
       if (since === undefined) return;
+      // Redis stores the text; the in-process cache keeps the one /v1/retrieve answers from (a door's never needs one).
+      const shared =
+        this.deps.cache.kind === "redis" || turn.req.native === undefined ? textOf(payload) : undefined;
+      const { ttlSeconds, staleSeconds } = compiled.policy.cache;
       await this.deps.cache
-        .set(cacheKey, cacheable, compiled.policy.cache.ttlSeconds, compiled.policy.cache.staleSeconds, since)
+        .set(cacheKey, cacheable, ttlSeconds, staleSeconds, since, shared)
         .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
     };
     try {
@@ -431,9 +450,14 @@ export class RetrievalService {
       );
       // Another replica's (or a just-finished) result read from the cache is a hit.
       const payload = flight.payload as RetrievalPayload;
-      return flight.role === "remote"
-        ? { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, cache: "hit" } } }
-        : { kind: "payload", payload };
+      if (flight.role === "remote")
+        return { kind: "payload", payload: { ...payload, metadata: { ...payload.metadata, cache: "hit" } } };
+      // This request's own production answers /v1/retrieve from the text the cache entry is made of.
+      const answered =
+        flight.role === "leader" && turn.req.native === undefined ? textOf(payload) : undefined;
+      return answered === undefined
+        ? { kind: "payload", payload }
+        : { kind: "payload", payload, text: answered };
     } catch (err) {
       if (err instanceof FlightHalt) return err.halt;
       throw err;
@@ -590,7 +614,12 @@ export class RetrievalService {
     reinforcement?: ReinforcementCounts,
   ): Halt {
     const { req, compiled, backend: name } = turn;
+    let traced: PipelineTrace | undefined;
     try {
+      // Not observed (the playground's tried policies): no span, no stage metrics.
+      traced = observed
+        ? startPipelineTrace({ policy: compiled.policy.name, backend: name, expanded })
+        : undefined;
       const result = runPipeline(
         {
           userId: req.userId,
@@ -605,8 +634,9 @@ export class RetrievalService {
           ...(req.intent === undefined ? {} : { intent: req.intent }),
         },
         compiled,
-        observed ? pipelineObserver(compiled.policy.name, name) : undefined,
+        traced?.observer,
       );
+      traced?.end(result);
       const payload = buildPayload(result, compiled, {
         backend: name,
         cache: turn.explain || this.deps.cache.available?.() === false ? "bypass" : "miss",
@@ -617,6 +647,7 @@ export class RetrievalService {
       if (native !== undefined) payload.native = renderable(native, payload, compiled);
       return { kind: "payload", payload };
     } catch (err) {
+      traced?.fail(err);
       this.deps.logger.error({ err, policy: compiled.policy.name }, "policy pipeline failed");
       return fallback("POLICY_FAILED");
     }

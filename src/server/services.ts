@@ -33,6 +33,7 @@ import {
   recordTenantsReload,
 } from "../telemetry/metrics";
 import { configureUserHash } from "../telemetry/redact";
+import { configureStageTracing } from "../telemetry/tracing";
 import { devDirectory, isPolicyAllowed } from "../tenants/directory";
 import type { TenantDirectory } from "../tenants/types";
 import { loadReloadingTenants, type ReloadingTenants } from "../tenants/watch";
@@ -198,6 +199,7 @@ async function playgroundConfig(env: Env): Promise<PlaygroundConfig | undefined>
 export async function buildServices(opts: BuildOptions): Promise<Services> {
   const { env, logger } = opts;
   configureUserHash(env.MEMGATE_USER_HASH_KEY);
+  configureStageTracing(env.MEMGATE_TRACE_STAGES);
   const watch = opts.watchPolicies ?? true;
   const playground = await playgroundConfig(env);
   const policies = await createPolicyRegistry({

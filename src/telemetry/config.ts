@@ -10,6 +10,9 @@ export const METRICS_EXPORTERS = ["otlp", "console", "prometheus", "none"] as co
 export const OTLP_PROTOCOLS = ["grpc", "http/protobuf", "http/json"] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 export type MetricsExporter = (typeof METRICS_EXPORTERS)[number];
+/** MEMGATE_TRACE_STAGES (validated with the rest of the environment, src/config/env.ts; see ./tracing.ts). */
+export const STAGE_TRACING = ["events", "spans"] as const;
+export type StageTracing = (typeof STAGE_TRACING)[number];
 
 export class TelemetryConfigError extends Error {
   constructor(message: string) {

@@ -2,23 +2,97 @@
  * What every log line written while handling a request carries, whoever writes it (route, retrieval service,
  * adapter, registry): the request id, and the active span's `trace_id`/`span_id` so a log line leads to its
  * trace. The one pino logger gets these through its `mixin` (src/logging/logger.ts); nothing is passed around.
+ *
+ * One AsyncLocalStorage per process carries a request (issue 29): the request id is a value of the OpenTelemetry
+ * context, which the context manager below keeps in its AsyncLocalStorage. `memgate serve` gives that manager to the
+ * SDK (./sdk.ts); where no SDK registered one (OTEL_SDK_DISABLED=true, tests, tools) `ensureRequestContext`
+ * registers it, so the request id still reaches every log line. Before, the request id had a storage of its own beside the SDK's: two
+ * stores propagated through every asynchronous step of every request.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { context, isSpanContextValid, trace } from "@opentelemetry/api";
+import {
+  type Context,
+  type ContextManager,
+  context,
+  createContextKey,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  trace,
+} from "@opentelemetry/api";
 
-const requests = new AsyncLocalStorage<{ requestId: string }>();
+/**
+ * The OpenTelemetry context in one AsyncLocalStorage: `AsyncLocalStorageContextManager` of
+ * @opentelemetry/context-async-hooks (not one of memgate's dependencies) without its EventEmitter binding, which
+ * memgate never asks for (./http-server.ts binds no emitter) and neither do its instrumentations (ioredis, undici):
+ * `bind` wraps functions only.
+ */
+export class RequestContextManager implements ContextManager {
+  private readonly storage = new AsyncLocalStorage<Context>();
 
-/** Runs `fn` (and everything it starts) as part of request `requestId`. */
+  active(): Context {
+    return this.storage.getStore() ?? ROOT_CONTEXT;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    const cb = thisArg == null ? fn : (fn.bind(thisArg) as F);
+    return this.storage.run(ctx, cb, ...args);
+  }
+
+  bind<T>(ctx: Context, target: T): T {
+    if (typeof target !== "function") return target;
+    const manager = this;
+    const fn = target as (...args: unknown[]) => unknown;
+    return function bound(this: unknown, ...args: unknown[]) {
+      return manager.with(ctx, () => fn.apply(this, args));
+    } as T;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    this.storage.disable();
+    return this;
+  }
+}
+
+/** The process's one context manager (./sdk.ts hands it to the SDK). */
+export const contextManager = new RequestContextManager();
+
+const REQUEST_ID = createContextKey("memgate.request_id");
+const PROBE = createContextKey("memgate.context_probe");
+
+/** Whether a context manager is registered (the API's default one keeps nothing: `active()` is always the root). */
+function contextKept(): boolean {
+  return context.with(ROOT_CONTEXT.setValue(PROBE, true), () => context.active().getValue(PROBE) === true);
+}
+
+/**
+ * Registers memgate's manager when no SDK registered one (called when an app is built, after the SDK started in
+ * `memgate serve`): the request id then still reaches every log line.
+ */
+export function ensureRequestContext(): void {
+  if (!contextKept()) context.setGlobalContextManager(contextManager.enable());
+}
+
+/** Runs `fn` (and everything it starts) as part of request `requestId`: a value of the active context. */
 export function runWithRequestId<T>(requestId: string, fn: () => T): T {
-  return requests.run({ requestId }, fn);
+  return context.with(context.active().setValue(REQUEST_ID, requestId), fn);
 }
 
 /** pino `mixin`: requestId, trace_id, span_id, trace_flags of the current request and span, when there are any. */
 export function logCorrelation(): Record<string, string> {
   const fields: Record<string, string> = {};
-  const requestId = requests.getStore()?.requestId;
-  if (requestId !== undefined) fields.requestId = requestId;
-  const span = trace.getSpan(context.active());
+  const active = context.active();
+  const requestId = active.getValue(REQUEST_ID);
+  if (typeof requestId === "string") fields.requestId = requestId;
+  const span = trace.getSpan(active);
   if (span !== undefined) {
     const sc = span.spanContext();
     if (isSpanContextValid(sc)) {

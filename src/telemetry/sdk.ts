@@ -21,6 +21,7 @@ import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { readTelemetryConfig } from "./config";
 import { createInstrumentations } from "./instrumentations";
 import { setActiveTelemetry, type Telemetry } from "./lifecycle";
+import { contextManager } from "./log-context";
 import { pushMetricReaders } from "./metric-readers";
 import { createPrometheusReader, releasePrometheusReader } from "./prometheus";
 import { startProcessMetrics } from "./runtime";
@@ -49,6 +50,8 @@ export function startTelemetry(opts: StartOptions = {}): Telemetry {
         : {};
   const sdk = new NodeSDK({
     ...(cfg.serviceName === undefined ? {} : { serviceName: cfg.serviceName }),
+    // memgate's one AsyncLocalStorage: the request id rides in the same context (./log-context.ts).
+    contextManager,
     instrumentations: createInstrumentations(),
     metricReaders: [prometheus, ...pushMetricReaders(cfg, process.env), ...(opts.metricReaders ?? [])],
     logRecordProcessors: [],

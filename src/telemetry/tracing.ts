@@ -3,27 +3,44 @@
  * and tests without telemetry pay almost nothing):
  *
  *   memgate.retrieve                     policy, backend, cache, fallback, counts, tokens, hashed user, gen_ai.*
- *   ├─ memgate.eligibility               useMemory, sessionId, query, the user's rate limit, backend cool-down
- *   ├─ memgate.cache.lookup              memgate.cache.result = hit | stale | miss
+ *   │  events memgate.eligibility        useMemory, sessionId, query, the user's rate limit, backend cool-down
+ *   │         memgate.cache.lookup       memgate.cache.result = hit | stale | miss
  *   ├─ memgate.backend.user_exists       (backend.ts) the existence check, when not cached
  *   ├─ memgate.backend.search            (backend.ts) with the outbound HTTP call as its child
- *   └─ memgate.stage.<stage>             one per policy stage: in/out/changes counts
+ *   └─ memgate.pipeline                  the policy's stages, one span event per stage: in/out, changes by reason, µs
+ *
+ * The eligibility and cache-lookup steps and the stages are in-process bookkeeping, not operations of their own:
+ * they are span events with the same facts (and a duration) unless MEMGATE_TRACE_STAGES=spans makes each one a
+ * child span again (`configureStageTracing`), for deep debugging. A cache hit is then the HTTP span, memgate.retrieve
+ * and the Redis command that read the entry.
  *
  * Attributes never hold a query, a memory's content, a key or a plain user id (docs/api.md#privacy).
  */
 import { performance } from "node:perf_hooks";
 import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import type { CacheLookup } from "../cache/types";
-import type { PipelineObserver } from "../pipeline";
+import type { PipelineObserver, PipelineResult } from "../pipeline";
 import type { StageTrace } from "../pipeline/types";
 import { FALLBACK_CODES } from "../policy/schema";
 import type { RetrievalOutcome } from "../retrieval/outcome";
 import type { RetrievalPayload } from "../retrieval/payload";
+import type { StageTracing } from "./config";
 import { GENAI_RETRIEVAL, genAiSource } from "./genai";
 import { recordDedup, recordInjection, recordRedactions, recordRetrieval } from "./metrics";
 import { hashUser } from "./redact";
 
 export const TRACER_NAME = "memgate";
+
+/**
+ * MEMGATE_TRACE_STAGES: `events` (the default) records the retrieval's internal steps and the policy stages as span
+ * events on `memgate.retrieve` and `memgate.pipeline`; `spans` makes each one a child span (its own start and end).
+ */
+let stageTracing: StageTracing = "events";
+
+/** Sets MEMGATE_TRACE_STAGES' mode (at boot, src/server/services.ts). */
+export function configureStageTracing(mode: StageTracing): void {
+  stageTracing = mode;
+}
 
 /** Taken per use: the API's proxy tracer binds to the first provider it sees, and tests swap providers. */
 export function tracer(): Tracer {
@@ -153,19 +170,57 @@ export function inSpan<T>(name: string, fn: (span: Span) => Promise<T>): Promise
   });
 }
 
-/** A payload-cache read in a `memgate.cache.lookup` span; `purpose` says whether a fallback asked for it. */
+/** Microseconds between two `performance.now()` readings, whole. */
+const micros = (from: number, to: number): number => Math.round((to - from) * 1000);
+
+/**
+ * Runs one internal step of a retrieval (`memgate.eligibility`, `memgate.cache.lookup`): by default a span event
+ * of that name on the active span when `fn` is done, carrying the attributes `fn` put in its argument, a fallback
+ * decided or an error type, and `memgate.duration_us`; with MEMGATE_TRACE_STAGES=spans a child span, as `inSpan`.
+ */
+export function inStep<T>(name: string, fn: (attributes: Attributes) => Promise<T>): Promise<T> {
+  if (stageTracing === "spans") {
+    return inSpan(name, async (span) => {
+      const attributes: Attributes = {};
+      try {
+        return await fn(attributes);
+      } finally {
+        if (span.isRecording()) span.setAttributes(attributes);
+      }
+    });
+  }
+  const span = trace.getSpan(context.active());
+  if (span === undefined || !span.isRecording()) return fn({});
+  const attributes: Attributes = {};
+  const started = performance.now();
+  const done = () => {
+    attributes["memgate.duration_us"] = micros(started, performance.now());
+    span.addEvent(name, attributes, started);
+  };
+  return fn(attributes).then(
+    (value) => {
+      done();
+      return value;
+    },
+    (err: unknown) => {
+      const code = fallbackCodeOf(err);
+      if (code !== undefined) attributes["memgate.fallback.code"] = code;
+      else attributes["error.type"] = problemOf(err)?.code ?? (err instanceof Error ? err.name : "unknown");
+      done();
+      throw err;
+    },
+  );
+}
+
+/** A payload-cache read as the `memgate.cache.lookup` step; `purpose` says whether a fallback asked for it. */
 export function traceCacheLookup(
   lookup: () => Promise<CacheLookup | undefined>,
   purpose: "serve" | "fallback" = "serve",
 ): Promise<CacheLookup | undefined> {
-  return inSpan("memgate.cache.lookup", async (span) => {
+  return inStep("memgate.cache.lookup", async (attributes) => {
     const found = await lookup();
-    if (span.isRecording()) {
-      span.setAttributes({
-        "memgate.cache.purpose": purpose,
-        "memgate.cache.result": found === undefined ? "miss" : found.fresh ? "hit" : "stale",
-      });
-    }
+    attributes["memgate.cache.purpose"] = purpose;
+    attributes["memgate.cache.result"] = found === undefined ? "miss" : found.fresh ? "hit" : "stale";
     return found;
   });
 }
@@ -194,12 +249,30 @@ const detailKey = (key: string): string => {
   return name;
 };
 
+/** `duplicate_of:f1` → `memgate.stage.reason.duplicate_of`: the reason's kind, never an id or detector text. */
+const reasonKeys = new Map<string, string>();
+const reasonKey = (reason: string): string => {
+  const colon = reason.indexOf(":");
+  const kind = colon === -1 ? reason : reason.slice(0, colon);
+  let name = reasonKeys.get(kind);
+  if (name === undefined) {
+    name = `memgate.stage.reason.${kind}`;
+    if (reasonKeys.size < 64) reasonKeys.set(kind, name);
+  }
+  return name;
+};
+
 function stageAttributes(t: StageTrace): Attributes {
   const attributes: Attributes = {
     "memgate.stage.in": t.in,
     "memgate.stage.out": t.out,
     "memgate.stage.changes": t.changes.length,
   };
+  // The candidates the stage dropped or changed, by the kind of reason (below_min_score, duplicate_of, clipped, …).
+  for (const change of t.changes) {
+    const key = reasonKey(change.reason);
+    attributes[key] = ((attributes[key] as number | undefined) ?? 0) + 1;
+  }
   const detail = t.detail;
   if (detail !== undefined) {
     for (const key in detail) {
@@ -210,31 +283,86 @@ function stageAttributes(t: StageTrace): Attributes {
   return attributes;
 }
 
+/** The stage metrics of one run: `retrieval.dedup_ratio`, `redaction.redactions`, `injection.flags`. */
+function recordStageMetrics(t: StageTrace, policy: string, backend: string): void {
+  recordRedactions(t.changes); // the redaction stage, and a rewriting stage's text redacted again
+  if (t.stage === "injection") recordInjection(t.changes);
+  if (t.stage === "deduplication") {
+    const duplicates = t.changes.filter((c) => c.reason.startsWith("duplicate_of:")).length;
+    recordDedup(policy, backend, t.in, duplicates);
+  }
+}
+
+export interface PipelineSubject {
+  policy: string;
+  backend: string;
+  /** The expansion round's second run (policy `sufficiency.expand`). */
+  expanded: boolean;
+}
+
+/** One pipeline run's tracing: its observer, then `end` with the result or `fail` with what it threw (once). */
+export interface PipelineTrace {
+  observer: PipelineObserver;
+  end(result: PipelineResult): void;
+  fail(err: unknown): void;
+}
+
 /**
- * Times the policy stages of one pipeline run: one `memgate.stage.<stage>` span each (children of the span
- * active now, with the stage's own start and end), and the `retrieval.dedup_ratio`, `redaction.redactions` and
- * `injection.flags` metrics. The injection stage's span carries `memgate.stage.flagged`, `.neutralized` and
- * `.dropped` (memories per action, from its trace detail), never what matched.
+ * Starts one (synchronous) pipeline run's `memgate.pipeline` span, child of the active span, and records the stage
+ * metrics. Each stage is a span event named after the stage, at the stage's start, with its `memgate.stage.*`
+ * attributes: in and out counts, `changes` and their count by reason (`memgate.stage.reason.<kind>`), its numeric
+ * facts, and `memgate.duration_us`; with MEMGATE_TRACE_STAGES=spans a child span `memgate.stage.<stage>` instead
+ * (its own start and end, the same attributes). The injection stage carries `memgate.stage.flagged`,
+ * `.neutralized` and `.dropped` (memories per action, from its trace detail), never what matched.
  */
-export function pipelineObserver(policy: string, backend: string): PipelineObserver {
+export function startPipelineTrace(subject: PipelineSubject): PipelineTrace {
+  const { policy, backend } = subject;
   const parent = context.active();
-  const traced = trace.getSpan(parent)?.isRecording() === true;
+  if (trace.getSpan(parent)?.isRecording() !== true) {
+    return {
+      observer: { now: () => 0, stage: (t) => recordStageMetrics(t, policy, backend) },
+      end: () => undefined,
+      fail: () => undefined,
+    };
+  }
+  const span = tracer().startSpan("memgate.pipeline", undefined, parent);
+  let open = true; // `end` or `fail`, whichever comes first, ends the span
+  const spans = stageTracing === "spans";
+  const inside = spans ? trace.setSpan(parent, span) : parent;
   return {
-    now: () => performance.now(),
-    stage(t, startedAt, endedAt) {
-      recordRedactions(t.changes); // the redaction stage, and a rewriting stage's text redacted again
-      if (t.stage === "injection") recordInjection(t.changes);
-      if (t.stage === "deduplication") {
-        const duplicates = t.changes.filter((c) => c.reason.startsWith("duplicate_of:")).length;
-        recordDedup(policy, backend, t.in, duplicates);
-      }
-      if (!traced) return;
-      const span = tracer().startSpan(
-        `memgate.stage.${t.stage}`,
-        { startTime: startedAt, attributes: stageAttributes(t) },
-        parent,
-      );
-      span.end(endedAt);
+    observer: {
+      now: () => performance.now(),
+      stage(t, startedAt, endedAt) {
+        recordStageMetrics(t, policy, backend);
+        const attributes = stageAttributes(t);
+        if (spans) {
+          tracer()
+            .startSpan(`memgate.stage.${t.stage}`, { startTime: startedAt, attributes }, inside)
+            .end(endedAt);
+          return;
+        }
+        attributes["memgate.duration_us"] = micros(startedAt, endedAt);
+        span.addEvent(t.stage, attributes, startedAt);
+      },
+    },
+    end(result) {
+      if (!open) return;
+      open = false;
+      span.setAttributes({
+        "memgate.policy.name": policy,
+        "memgate.pipeline.in": result.totalResults,
+        "memgate.pipeline.out": result.memories.length,
+        "memgate.pipeline.stages": result.trace.length,
+        "memgate.pipeline.expanded": subject.expanded,
+        "memgate.tokens": result.totalTokens,
+      });
+      span.end();
+    },
+    fail(err) {
+      if (!open) return;
+      open = false;
+      markError(span, err);
+      span.end();
     },
   };
 }

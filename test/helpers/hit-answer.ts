@@ -5,7 +5,7 @@
  * payload on a hit, and the other readers of an entry (a drop-in door's hit, the `cache` fallback's stale entry)
  * as before. The gateway is the real one (real wiring, real Zep adapter) on a fake Zep wire.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import request from "supertest";
@@ -76,6 +76,8 @@ export interface HitSuiteOptions {
   ready?: (h: Harness) => Promise<void>;
   /** After each test (Redis: delete the suite's keys). */
   cleanup?: () => Promise<void>;
+  /** Redis: a hit answers from the reply's bytes (a Buffer), never decoded into a string nor encoded again. */
+  bytes?: boolean;
 }
 
 interface Raw {
@@ -221,6 +223,71 @@ export function hitAnswerSuite(opts: HitSuiteOptions): void {
     } finally {
       stringify.mockRestore();
       parse.mockRestore();
+    }
+  });
+
+  if (opts.bytes) {
+    test("a hit answers the bytes Redis replied: nothing decoded into a string but the metadata, nothing encoded again", async () => {
+      r = await start();
+      const miss = await retrieve(r);
+      await retrieve(r);
+      const end = jest.spyOn(ServerResponse.prototype, "end");
+      const decode = jest.spyOn(Buffer.prototype, "toString");
+      const encode = jest.spyOn(Buffer, "from");
+      try {
+        const hit = await retrieve(r);
+        expect(JSON.parse(hit.text).metadata.cache).toBe("hit");
+        const size = Buffer.byteLength(miss.text);
+        // The answer handed to Node is a Buffer of the answer's size…
+        const bodies = end.mock.calls.map(([chunk]) => chunk).filter((c) => c !== undefined);
+        expect(bodies.some((c) => Buffer.isBuffer(c) && c.length === Buffer.byteLength(hit.text))).toBe(true);
+        // …and no decode or encode touched anything near the entry's size (the metadata is a few hundred bytes).
+        const decoded = decode.mock.contexts.filter((b, i) => {
+          const [, start = 0, stop = b.length] = decode.mock.calls[i] as [string?, number?, number?];
+          return stop - start > size / 2;
+        });
+        expect(decoded).toHaveLength(0);
+        const encoded = encode.mock.calls.filter(([v]) => typeof v === "string" && v.length > size / 2);
+        expect(encoded).toHaveLength(0);
+      } finally {
+        end.mockRestore();
+        decode.mockRestore();
+        encode.mockRestore();
+      }
+    });
+  }
+
+  test("a miss serializes its payload once: its answer and its cache entry are the same text but the metadata", async () => {
+    r = await start();
+    const stringify = jest.spyOn(JSON, "stringify");
+    /** Serializations of a payload or of its memories (what holds the memories' contents). */
+    const serialized = () =>
+      stringify.mock.calls.filter(([value]) => {
+        if (typeof value !== "object" || value === null) return false;
+        if ("memories" in value) return true;
+        return (
+          Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null && "content" in v)
+        );
+      }).length;
+    try {
+      const miss = await retrieve(r);
+      // The first hit, too: the in-process cache kept the miss's text rather than making its own.
+      const hit = await retrieve(r);
+      expect(serialized()).toBe(1);
+      const missBody = JSON.parse(miss.text) as Answer;
+      const hitBody = JSON.parse(hit.text) as Answer;
+      expect([missBody.metadata.cache, hitBody.metadata.cache]).toEqual(["miss", "hit"]);
+      // The same bytes around the metadata object.
+      const meta = (text: string, body: Answer) => text.indexOf(JSON.stringify(body.metadata));
+      const m = meta(miss.text, missBody);
+      const h = meta(hit.text, hitBody);
+      expect(m).toBeGreaterThan(0);
+      expect(hit.text.slice(0, h)).toBe(miss.text.slice(0, m));
+      expect(hit.text.slice(h + JSON.stringify(hitBody.metadata).length)).toBe(
+        miss.text.slice(m + JSON.stringify(missBody.metadata).length),
+      );
+    } finally {
+      stringify.mockRestore();
     }
   });
 

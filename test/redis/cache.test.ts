@@ -21,7 +21,7 @@ function payload(id: string): CachedPayload {
     memories: [
       {
         id,
-        content: "Ana orders an oat milk flat white.",
+        content: "Ana orders an oat milk flat white ☕ at the café.",
         score: 0.9,
         timestamp: "2026-03-01T09:00:00.000Z",
         sessionId: "s-1",
@@ -91,14 +91,21 @@ describe("RedisPayloadCache (real Redis)", () => {
 
   test("the value is a header line and the payload's JSON text, stored once; only the metadata is parsed on a read", async () => {
     await cache.set("v1:payload:acme:text", payload("t"), 60, 60);
-    const raw = await admin.get(`${PREFIX}v1:payload:acme:text`);
+    const raw = await admin.getBuffer(`${PREFIX}v1:payload:acme:text`);
     const text = JSON.stringify(payload("t"));
     const metadata = JSON.stringify(payload("t").metadata);
-    const start = text.indexOf(metadata);
-    expect(raw).toBe(`P3 1000000 1060000 ${start} ${start + metadata.length} ${text.length}\n${text}`);
+    // P4: the span and the length in bytes of the UTF-8 text (the payload's text holds multi-byte characters).
+    const start = Buffer.byteLength(text.slice(0, text.indexOf(metadata)));
+    const end = start + Buffer.byteLength(metadata);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(text.length);
+    expect(raw?.toString("utf8")).toBe(
+      `P4 1000000 1060000 ${start} ${end} ${Buffer.byteLength(text)}\n${text}`,
+    );
     const parse = jest.spyOn(JSON, "parse");
     try {
       const hit = await cache.get("v1:payload:acme:text");
+      // Read as bytes: the text is not decoded until something asks for it.
+      expect(hit?.text?.bytes?.toString("utf8")).toBe(text);
       expect(hit?.text?.text).toBe(text);
       expect(parse.mock.calls.map(([arg]) => arg)).toEqual([metadata]);
       expect(hit?.payload).toEqual(payload("t"));
@@ -108,15 +115,28 @@ describe("RedisPayloadCache (real Redis)", () => {
     }
   });
 
-  const stored = (text: string, start: number, end: number, length = text.length) =>
-    `P3 1000000 9000000000000 ${start} ${end} ${length}\n${text}`;
+  const bytes = (s: string) => Buffer.byteLength(s);
   const good = JSON.stringify(payload("x"));
-  const at = good.indexOf('{"queryTime"');
-  const to = good.lastIndexOf("}", good.length - 2) + 1;
+  const at16 = good.indexOf('{"queryTime"');
+  const to16 = good.lastIndexOf("}", good.length - 2) + 1;
+  const at = bytes(good.slice(0, at16));
+  const to = bytes(good.slice(0, to16));
+  const stored = (text: string, start: number, end: number, length = bytes(text)) =>
+    `P4 1000000 9000000000000 ${start} ${end} ${length}\n${text}`;
+  /** The format before issue 29: spans and length in UTF-16 code units. */
+  const storedP3 = (text: string, start: number, end: number, length = text.length) =>
+    `P3 1000000 9000000000000 ${start} ${end} ${length}\n${text}`;
 
   test("a value written by hand in the format is read", async () => {
     await admin.set(`${PREFIX}v1:payload:acme:hand`, stored(good, at, to));
     expect((await cache.get("v1:payload:acme:hand"))?.payload).toEqual(payload("x"));
+  });
+
+  test("a value in the format before (P3, UTF-16 spans) is still read", async () => {
+    await admin.set(`${PREFIX}v1:payload:acme:p3`, storedP3(good, at16, to16));
+    const hit = await cache.get("v1:payload:acme:p3");
+    expect(hit?.payload).toEqual(payload("x"));
+    expect(hit?.text?.metadata()).toEqual(payload("x").metadata);
   });
 
   test.each([
@@ -132,7 +152,8 @@ describe("RedisPayloadCache (real Redis)", () => {
     ["of another length", stored(good, at, to, good.length + 1)],
     ["a metadata span that is not an object", stored(good, at + 1, to)],
     ["a metadata span past the text", stored(good, at, good.length + 5)],
-    ["another tag", stored(good, at, to).replace("P3", "P4")],
+    ["another tag", stored(good, at, to).replace("P4", "P5")],
+    ["UTF-16 spans under the byte format's tag", stored(good, at16, to16, good.length)],
   ])("a value that is %s is a miss, not an error", async (_what, raw) => {
     await admin.set(`${PREFIX}v1:payload:acme:bad`, raw);
     expect(await cache.get("v1:payload:acme:bad")).toBeUndefined();

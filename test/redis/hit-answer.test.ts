@@ -14,6 +14,7 @@ describe("POST /v1/retrieve — a cache hit's answer, with Redis", () => {
 
   hitAnswerSuite({
     env: () => ({ REDIS_URL, MEMGATE_REDIS_PREFIX: PREFIX }),
+    bytes: true,
     ready: (h) => waitFor("redis ready", () => h.services.redis?.ready() === true),
     cleanup: async () => {
       if (admin) await deleteKeys(admin, PREFIX);

@@ -1,7 +1,7 @@
 /**
  * Injection screening as the operator sees it: the response (flags, neutralized content, dropped memories), the
- * `memgate.stage.injection` span (counts per action) and the `injection.flags` metric by detector and action,
- * every series from 0. Nothing of what matched reaches a span or a metric.
+ * `injection` event of the `memgate.pipeline` span (counts per action) and the `injection.flags` metric by
+ * detector and action, every series from 0. Nothing of what matched reaches a span or a metric.
  */
 import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import request from "supertest";
@@ -12,7 +12,7 @@ import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
 import { type Point, points } from "./points";
 import { parsePrometheusText } from "./prom-parse";
-import { attributeTexts, installTelemetry, spanNamed, type TestTelemetry } from "./setup";
+import { attributeTexts, eventNamed, installTelemetry, spanNamed, type TestTelemetry } from "./setup";
 
 const SCREENED = `name: screened
 version: 1
@@ -61,7 +61,7 @@ describe("injection screening telemetry", () => {
       .send({ userId: "u-123", sessionId: "s-9", query: "what do I order?", useMemory: true, policy })
       .expect(200);
 
-  test("the response, the stage span and the metric, by detector and action", async () => {
+  test("the response, the stage event and the metric, by detector and action", async () => {
     const before = flagPoints(await tel.metrics());
     const count = (points: typeof before, detector: string, action: string) =>
       points.find((p) => p.attributes.detector === detector && p.attributes.action === action)?.value ?? 0;
@@ -79,11 +79,12 @@ describe("injection screening telemetry", () => {
     expect(res.body.metadata.appliedFilters).toContain("injection");
 
     const spans = tel.spans();
-    const stage = spanNamed(spans, "memgate.stage.injection");
+    const stage = eventNamed(spanNamed(spans, "memgate.pipeline"), "injection");
     expect(stage.attributes).toMatchObject({
       "memgate.stage.in": 3,
       "memgate.stage.out": 2,
       "memgate.stage.changes": 2,
+      "memgate.stage.reason.injection": 2,
       "memgate.stage.flagged": 0,
       "memgate.stage.neutralized": 1,
       "memgate.stage.dropped": 1,
@@ -109,11 +110,13 @@ describe("injection screening telemetry", () => {
     }
   });
 
-  test("a policy without screening has no injection span and counts nothing; /metrics shows the counter", async () => {
+  test("a policy without screening has no injection event and counts nothing; /metrics shows the counter", async () => {
     const before = flagPoints(await tel.metrics());
     const res = await post("default");
     expect(res.body.memories.map((m: { id: string }) => m.id).sort()).toEqual(["m1", "m2", "m3"]);
-    expect(tel.spans().some((s) => s.name === "memgate.stage.injection")).toBe(false);
+    const stages = spanNamed(tel.spans(), "memgate.pipeline").events.map((e) => e.name);
+    expect(stages).toContain("score_threshold");
+    expect(stages).not.toContain("injection");
     const after = flagPoints(await tel.metrics());
     expect(after.reduce((n, p) => n + p.value, 0)).toBe(before.reduce((n, p) => n + p.value, 0));
 

@@ -1,6 +1,6 @@
 /**
- * The span tree and attributes of a retrieval: a success, a cache hit, each fallback code, and a caller's W3C
- * trace continued through the gateway.
+ * The span tree and attributes of a retrieval: a success (one memgate.pipeline span, an event per stage), a cache
+ * hit, MEMGATE_TRACE_STAGES=spans, each fallback code, and a caller's W3C trace continued through the gateway.
  */
 import { SpanKind } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
@@ -10,7 +10,7 @@ import { hashUser } from "../../src/telemetry/redact";
 import { FakeBackend } from "../helpers/fake-backend";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
-import { childrenOf, installTelemetry, spanNamed, type TestTelemetry } from "./setup";
+import { childrenOf, eventNamed, installTelemetry, spanNamed, type TestTelemetry } from "./setup";
 
 /**
  * A span time ([seconds, nanoseconds]) as one number: comparing the arrays themselves compares their texts
@@ -82,7 +82,7 @@ describe("retrieval spans", () => {
     return { retrieve, trace: all.filter((s) => s.spanContext().traceId === traceId) };
   }
 
-  test("a success: one trace, HTTP span → memgate.retrieve → eligibility, cache, backend, one span per stage", async () => {
+  test("a success: one trace, HTTP span → memgate.retrieve → backend, one memgate.pipeline span with an event per stage", async () => {
     const res = await post(body());
     const { retrieve, trace } = lastRetrieval();
 
@@ -90,12 +90,20 @@ describe("retrieval spans", () => {
     expect(server).toBeDefined();
     expect(retrieve.parentSpanContext?.spanId).toBe(server?.spanContext().spanId);
     expect(childrenOf(trace, retrieve).map((s) => s.name)).toEqual([
-      "memgate.eligibility",
-      "memgate.cache.lookup",
       "memgate.backend.user_exists",
       "memgate.backend.search",
-      ...STAGES.map((s) => `memgate.stage.${s}`),
+      "memgate.pipeline",
     ]);
+    // The HTTP span, memgate.retrieve and its three children: no span per step or stage.
+    expect(trace.map((s) => s.name).filter((n) => n.startsWith("memgate."))).toHaveLength(4);
+    // Eligibility and the cache lookup are events of memgate.retrieve, with their facts and duration.
+    expect(retrieve.events.map((e) => e.name)).toEqual(["memgate.eligibility", "memgate.cache.lookup"]);
+    expect(eventNamed(retrieve, "memgate.cache.lookup").attributes).toMatchObject({
+      "memgate.cache.result": "miss",
+      "memgate.cache.purpose": "serve",
+    });
+    for (const e of retrieve.events)
+      expect(e.attributes?.["memgate.duration_us"]).toEqual(expect.any(Number));
 
     const meta = res.body.metadata;
     expect(retrieve.attributes).toMatchObject({
@@ -112,33 +120,91 @@ describe("retrieval spans", () => {
       "memgate.query.chars": body().query.length,
     });
     expect(retrieve.attributes["memgate.fallback.code"]).toBeUndefined();
-    expect(spanNamed(trace, "memgate.cache.lookup").attributes["memgate.cache.result"]).toBe("miss");
     expect(spanNamed(trace, "memgate.backend.search").attributes).toMatchObject({
       "memgate.backend": "zep",
       "memgate.results.count": 4,
     });
 
-    // Stage counts chain: each stage starts with what the previous one kept, from the backend's 4 to the answer.
-    const stages = STAGES.map((s) => spanNamed(trace, `memgate.stage.${s}`));
+    const pipeline = spanNamed(trace, "memgate.pipeline");
+    expect(pipeline.attributes).toMatchObject({
+      "memgate.policy.name": "default",
+      "memgate.pipeline.in": 4,
+      "memgate.pipeline.out": meta.includedResults,
+      "memgate.pipeline.stages": STAGES.length,
+      "memgate.pipeline.expanded": false,
+      "memgate.tokens": meta.totalTokens,
+    });
+    // One event per stage, named by the stage, in order; counts chain from the backend's 4 to the answer.
+    expect(pipeline.events.map((e) => e.name)).toEqual(STAGES);
     let expectedIn = 4;
-    for (const stage of stages) {
-      expect(stage.attributes["memgate.stage.in"]).toBe(expectedIn);
-      expectedIn = Number(stage.attributes["memgate.stage.out"]);
-      expect(nanos(stage.startTime) >= nanos(retrieve.startTime)).toBe(true);
+    for (const stage of pipeline.events) {
+      expect(stage.attributes?.["memgate.stage.in"]).toBe(expectedIn);
+      expectedIn = Number(stage.attributes?.["memgate.stage.out"]);
+      expect(stage.attributes?.["memgate.duration_us"]).toEqual(expect.any(Number));
+      expect(nanos(stage.time) >= nanos(pipeline.startTime)).toBe(true);
+      expect(nanos(stage.time) <= nanos(pipeline.endTime)).toBe(true);
     }
     expect(expectedIn).toBe(meta.includedResults);
-    expect(spanNamed(trace, "memgate.stage.deduplication").attributes["memgate.stage.duplicates"]).toBe(1);
+    // Dropped counts by reason: the low score, the near-duplicate.
+    expect(eventNamed(pipeline, "score_threshold").attributes).toMatchObject({
+      "memgate.stage.changes": 1,
+      "memgate.stage.reason.below_min_score": 1,
+    });
+    expect(eventNamed(pipeline, "deduplication").attributes).toMatchObject({
+      "memgate.stage.duplicates": 1,
+      "memgate.stage.reason.duplicate_of": 1,
+    });
   });
 
-  test("a cache hit: cache.lookup says hit and the backend is not in the trace", async () => {
+  test("a cache hit: memgate.retrieve with no child span; the lookup event says hit", async () => {
     await post(body());
     tel.reset();
     await post(body());
     const { retrieve, trace } = lastRetrieval();
     expect(retrieve.attributes["memgate.cache"]).toBe("hit");
-    expect(spanNamed(trace, "memgate.cache.lookup").attributes["memgate.cache.result"]).toBe("hit");
-    expect(trace.some((s) => s.name.startsWith("memgate.backend."))).toBe(false);
-    expect(trace.some((s) => s.name.startsWith("memgate.stage."))).toBe(false);
+    expect(eventNamed(retrieve, "memgate.cache.lookup").attributes?.["memgate.cache.result"]).toBe("hit");
+    // The HTTP server span and memgate.retrieve, nothing else (the in-process cache is no separate operation).
+    expect(trace.map((s) => s.name).sort()).toEqual(["POST /v1/retrieve", "memgate.retrieve"]);
+  });
+
+  test("MEMGATE_TRACE_STAGES=spans: eligibility, the lookup and every stage are child spans again", async () => {
+    await h.close();
+    const made = fakeFactories();
+    fakes = made.fakes;
+    h = await makeHarness({ factories: made.factories, env: { MEMGATE_TRACE_STAGES: "spans" } });
+    tel.reset();
+    try {
+      const res = await post(body());
+      const { retrieve, trace } = lastRetrieval();
+      expect(childrenOf(trace, retrieve).map((s) => s.name)).toEqual([
+        "memgate.eligibility",
+        "memgate.cache.lookup",
+        "memgate.backend.user_exists",
+        "memgate.backend.search",
+        "memgate.pipeline",
+      ]);
+      expect(retrieve.events).toEqual([]);
+      expect(spanNamed(trace, "memgate.cache.lookup").attributes["memgate.cache.result"]).toBe("miss");
+      const pipeline = spanNamed(trace, "memgate.pipeline");
+      expect(pipeline.events).toEqual([]);
+      const stages = childrenOf(trace, pipeline);
+      expect(stages.map((s) => s.name)).toEqual(STAGES.map((s) => `memgate.stage.${s}`));
+      let expectedIn = 4;
+      for (const stage of stages) {
+        expect(stage.attributes["memgate.stage.in"]).toBe(expectedIn);
+        expectedIn = Number(stage.attributes["memgate.stage.out"]);
+        // Each span converts its own clock reading to wall time (to the millisecond): compared with memgate.retrieve.
+        expect(nanos(stage.startTime) >= nanos(retrieve.startTime)).toBe(true);
+      }
+      expect(expectedIn).toBe(res.body.metadata.includedResults);
+      expect(spanNamed(trace, "memgate.stage.deduplication").attributes).toMatchObject({
+        "memgate.stage.duplicates": 1,
+        "memgate.stage.reason.duplicate_of": 1,
+      });
+    } finally {
+      await h.close();
+      h = await makeHarness({ factories: fakeFactories().factories });
+    }
   });
 
   const unavailable = (b: FakeBackend) => b.fail("unavailable", { status: 503 });
@@ -227,12 +293,12 @@ describe("retrieval spans", () => {
         "memgate.backend": res.body.metadata.backend,
         "memgate.cache": res.body.metadata.cache,
       });
-      const eligibility = spanNamed(trace, "memgate.eligibility");
+      const eligibility = eventNamed(retrieve, "memgate.eligibility");
       if (c.decidedIn) {
-        expect(eligibility.attributes["memgate.fallback.code"]).toBe(c.code);
+        expect(eligibility.attributes?.["memgate.fallback.code"]).toBe(c.code);
         expect(trace.some((s) => s.name.startsWith("memgate.backend."))).toBe(false);
       } else {
-        expect(eligibility.attributes["memgate.fallback.code"]).toBeUndefined();
+        expect(eligibility.attributes?.["memgate.fallback.code"]).toBeUndefined();
       }
       if (c.failing) {
         const failed = spanNamed(trace, c.failing.span);
@@ -242,8 +308,14 @@ describe("retrieval spans", () => {
         expect(failed.parentSpanContext?.spanId).toBe(retrieve.spanContext().spanId);
       }
       if (c.action === "cache") {
-        const lookups = trace.filter((s) => s.name === "memgate.cache.lookup");
-        expect(lookups.map((s) => s.attributes["memgate.cache.purpose"])).toContain("fallback");
+        const lookups = retrieve.events.filter((e) => e.name === "memgate.cache.lookup");
+        expect(lookups.map((e) => e.attributes?.["memgate.cache.purpose"])).toContain("fallback");
+      }
+      if (c.code === "POLICY_FAILED") {
+        // The pipeline threw: its span failed, the retrieval answered with the fallback.
+        const pipeline = spanNamed(trace, "memgate.pipeline");
+        expect(pipeline.status.code).toBe(2);
+        expect(pipeline.parentSpanContext?.spanId).toBe(retrieve.spanContext().spanId);
       }
       // A declared fallback is an answer, not an error of the retrieval.
       expect(retrieve.status.code).toBe(0);

@@ -29,6 +29,7 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  events?: Array<{ name: string }>;
 }
 interface OtlpAttribute {
   key: string;
@@ -138,7 +139,13 @@ describe("memgate serve with the OpenTelemetry SDK", () => {
     expect(server?.name).toBe("POST /v1/retrieve");
     const retrieve = mine.find((s) => s.name === "memgate.retrieve");
     expect(retrieve?.parentSpanId).toBe(server?.spanId);
-    expect(mine.filter((s) => s.name.startsWith("memgate.stage.")).length).toBeGreaterThanOrEqual(5);
+    // One memgate.pipeline span, its stages as span events (MEMGATE_TRACE_STAGES unset), none as spans.
+    const pipeline = mine.find((s) => s.name === "memgate.pipeline");
+    expect(pipeline?.parentSpanId).toBe(retrieve?.spanId);
+    expect((pipeline?.events ?? []).map((e) => e.name)).toEqual(
+      expect.arrayContaining(["score_threshold", "deduplication", "token_budget"]),
+    );
+    expect(mine.filter((s) => s.name.startsWith("memgate.stage.")).length).toBe(0);
 
     const metrics = (collector.bodies.get("/v1/metrics") ?? []).join("\n");
     expect(metrics).toContain('"name":"retrieval.latency_ms"');
@@ -191,6 +198,19 @@ describe("memgate serve with the OpenTelemetry SDK", () => {
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([
       'memgate: OTEL_TRACES_EXPORTER: must be a comma-separated list of otlp, console, zipkin, none (got "jaeger")',
+    ]);
+  });
+
+  test("a bad MEMGATE_TRACE_STAGES exits 1 with one line naming the variable and its values", () => {
+    const r = spawnSync(process.execPath, [BIN, "serve"], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", PORT: "0", MEMGATE_TRACE_STAGES: "span" },
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      'memgate: MEMGATE_TRACE_STAGES: must be "events" or "spans" (got "span")',
     ]);
   });
 });

@@ -99,3 +99,11 @@ export function spanNamed(spans: readonly ReadableSpan[], name: string): Readabl
 export function childrenOf(spans: readonly ReadableSpan[], parent: ReadableSpan): ReadableSpan[] {
   return spans.filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
 }
+
+/** The first event named `name` of a span (throws when there is none). */
+export function eventNamed(span: ReadableSpan, name: string): ReadableSpan["events"][number] {
+  const event = span.events.find((e) => e.name === name);
+  if (event === undefined)
+    throw new Error(`no event "${name}" on ${span.name}: ${span.events.map((e) => e.name).join(", ")}`);
+  return event;
+}
