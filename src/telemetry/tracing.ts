@@ -327,12 +327,14 @@ export function startPipelineTrace(subject: PipelineSubject): PipelineTrace {
   }
   const span = tracer().startSpan("memgate.pipeline", undefined, parent);
   let open = true; // `end` or `fail`, whichever comes first, ends the span
+  let stages = 0; // stages that ran (the result's trace also has trace-only entries: fetch, top_k)
   const spans = stageTracing === "spans";
   const inside = spans ? trace.setSpan(parent, span) : parent;
   return {
     observer: {
       now: () => performance.now(),
       stage(t, startedAt, endedAt) {
+        stages += 1;
         recordStageMetrics(t, policy, backend);
         const attributes = stageAttributes(t);
         if (spans) {
@@ -352,7 +354,7 @@ export function startPipelineTrace(subject: PipelineSubject): PipelineTrace {
         "memgate.policy.name": policy,
         "memgate.pipeline.in": result.totalResults,
         "memgate.pipeline.out": result.memories.length,
-        "memgate.pipeline.stages": result.trace.length,
+        "memgate.pipeline.stages": stages,
         "memgate.pipeline.expanded": subject.expanded,
         "memgate.tokens": result.totalTokens,
       });
