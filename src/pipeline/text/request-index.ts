@@ -2,6 +2,7 @@ import type { AnswerType } from "../query/analyze";
 import { answerFit } from "../query/analyze";
 import type { Tokenizer } from "../types";
 import { detached } from "./detach";
+import { RecentCache } from "./recent";
 import {
   bm25Scores,
   type MemoryTerms,
@@ -31,7 +32,9 @@ import { type SentenceSpan, sentenceSpans } from "./sentences";
  * - Word sets (select's MMR, the certificate's redundancy): words of three letters or digits or more,
  *   lower-cased, as lists of distinct word ids, so a Jaccard index counts integers marked in one table.
  *
- * Nothing here outlives the pipeline run that built it but the table of word ids (a bounded cache of strings).
+ * What depends on the text alone (spans, answer fits, word ids) is shared across requests in a bounded cache
+ * (`SHARED_FACTS`); what depends on the query (term counts) or the request's tokenizer stays with the request.
+ * The table of word ids is shared too (a bounded cache of strings).
  */
 export class RequestIndex {
   private readonly entries = new Map<string, IndexedText>();
@@ -56,7 +59,7 @@ export class RequestIndex {
   private entry(text: string): IndexedText {
     let e = this.entries.get(text);
     if (e === undefined) {
-      e = {};
+      e = { facts: factsOf(text) };
       this.entries.set(text, e);
     }
     return e;
@@ -64,9 +67,9 @@ export class RequestIndex {
 
   /** The sentence spans of `text` (`sentenceSpans`). */
   spans(text: string): readonly SentenceSpan[] {
-    const e = this.entry(text);
-    e.spans ??= sentenceSpans(text);
-    return e.spans;
+    const facts = this.entry(text).facts;
+    facts.spans ??= sentenceSpans(text);
+    return facts.spans;
   }
 
   /**
@@ -100,12 +103,12 @@ export class RequestIndex {
 
   /** `answerFit(type, sentence j of text)`, computed once per sentence and type. */
   answerFit(text: string, j: number, type: AnswerType): number {
-    const e = this.entry(text);
-    e.fits ??= new Map();
-    let fits = e.fits.get(type);
+    const facts = this.entry(text).facts;
+    facts.fits ??= new Map();
+    let fits = facts.fits.get(type);
     if (fits === undefined) {
       fits = new Float64Array(this.spans(text).length).fill(-1);
-      e.fits.set(type, fits);
+      facts.fits.set(type, fits);
     }
     let fit = fits[j] ?? 0;
     if (fit < 0) {
@@ -159,9 +162,13 @@ export class RequestIndex {
 
   /** The word set of `text` (words of 3+ letters or digits, lower-cased) as distinct word ids (in order of first occurrence). */
   wordIds(text: string): readonly number[] {
-    const e = this.entry(text);
-    e.words ??= this.wordsOf(text);
-    return e.words;
+    const facts = this.entry(text).facts;
+    // Ids of an older word table (it started afresh between requests) mean nothing now.
+    if (facts.words === undefined || facts.wordTable !== WORD_TABLE.generation) {
+      facts.words = this.wordsOf(text);
+      facts.wordTable = WORD_TABLE.generation;
+    }
+    return facts.words;
   }
 
   private wordsOf(text: string): number[] {
@@ -265,6 +272,8 @@ const TABLE_MASK = TABLE_SIZE - 1;
  * hash (+1; 0 is an empty slot) to its id. `seen` stamps the ids met in the text being read (`nextStamp`).
  */
 const WORD_TABLE = {
+  /** Counts the times the table started afresh: word ids of another generation are stale. */
+  generation: 0,
   list: [] as string[],
   hashes: new Int32Array(TABLE_SIZE),
   ids: new Int32Array(TABLE_SIZE),
@@ -276,6 +285,7 @@ const WORD_TABLE = {
 const MAX_WORDS = 50_000;
 
 function resetWordTable(): void {
+  WORD_TABLE.generation++;
   WORD_TABLE.list.length = 0;
   WORD_TABLE.hashes.fill(0);
   WORD_TABLE.overflow.clear();
@@ -296,13 +306,43 @@ function growSeen(id: number): void {
   WORD_TABLE.seen = grown;
 }
 
+/** What one request knows of a text: the shared facts, and what depends on the request (query, tokenizer). */
 interface IndexedText {
-  spans?: readonly SentenceSpan[];
+  facts: TextFacts;
   terms?: MemoryTerms;
-  fits?: Map<AnswerType, Float64Array>;
   tokens?: Int32Array;
   tokenizer?: string;
+}
+
+/**
+ * What is known of a text whatever the request: its sentence spans, its sentences' answer fits per answer type
+ * (each filled when first asked) and its word ids (valid for the word table's `wordTable` generation). Pure
+ * functions of the text, so they are shared by every request through `SHARED_FACTS`: the same memories come
+ * back request after request (and twice in one with an expansion round), and each is split into sentences and
+ * read for answers once while it stays in the cache. Shared values are never changed once set (a fit is written
+ * once, from −1 to its value).
+ */
+interface TextFacts {
+  spans?: readonly SentenceSpan[];
+  fits?: Map<AnswerType, Float64Array>;
   words?: readonly number[];
+  wordTable?: number;
+}
+
+/** Texts longer than this are not shared (a hostile long memory never stays in the cache). */
+const MAX_SHARED_TEXT = 8192;
+/** Per generation of the cache: at most this many texts, adding up to at most this many code units. */
+const SHARED_FACTS = new RecentCache<TextFacts>(4096, 1 << 21);
+
+/** The shared facts of `text` (fresh ones, not shared, for a long text). */
+function factsOf(text: string): TextFacts {
+  if (text.length > MAX_SHARED_TEXT) return {};
+  let facts = SHARED_FACTS.get(text);
+  if (facts === undefined) {
+    facts = {};
+    SHARED_FACTS.set(text, facts);
+  }
+  return facts;
 }
 
 /** `[\p{L}\p{N}]` per BMP code unit, filled on first sight: 0 not yet, 1 no, 2 yes. */
