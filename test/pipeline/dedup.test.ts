@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { dedupStage } from "../../src/pipeline/stages/dedup";
-import { normalizeAndHash, normalizeForHash } from "../../src/pipeline/text/hash";
+import {
+  hashUnits,
+  normalizeAndHash,
+  normalizedHashAscii,
+  normalizedLengthAscii,
+  normalizeForHash,
+} from "../../src/pipeline/text/hash";
 import type { WorkItem } from "../../src/pipeline/types";
 import { makeItem, makePolicy } from "../helpers/items";
 
@@ -42,6 +48,52 @@ describe("normalizeAndHash", () => {
   });
 });
 
+describe("normalizedHashAscii", () => {
+  /** ASCII with every class that matters: letters of both cases, digits, each whitespace, punctuation, symbols. */
+  const ascii = fc.string({
+    unit: fc.constantFrom(
+      "a",
+      "B",
+      "z",
+      "Q",
+      "0",
+      "9",
+      " ",
+      "\t",
+      "\n",
+      "\r",
+      "\v",
+      "\f",
+      ".",
+      "!",
+      "'",
+      "(",
+      "_",
+      "-",
+      "$",
+      "+",
+      "^",
+      "`",
+      "|",
+      "~",
+      "\u001f",
+      "\u0000",
+    ),
+    maxLength: 40,
+  });
+
+  test("is hashUnits of normalizeForHash, and leaves its length, on any ASCII text", () => {
+    fc.assert(
+      fc.property(fc.oneof(ascii, fc.string({ unit: "binary-ascii", maxLength: 60 })), (text) => {
+        const key = normalizeForHash(text);
+        expect(normalizedHashAscii(text)).toBe(hashUnits(key));
+        expect(normalizedLengthAscii).toBe(key.length);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
 describe("dedupStage", () => {
   const policy = makePolicy();
 
@@ -79,6 +131,11 @@ describe("dedupStage", () => {
       "x",
       "X",
       "longer text",
+      // Non-ASCII texts whose normal form is an ASCII one's (full-width letters, a no-break space), and one not.
+      "ＮＯＴＥ 03",
+      "note\u00a007",
+      "note 07 é",
+      "\t(note  11)…",
     ];
     const wide = makePolicy({ retrieval: { topK: 20 }, budget: { fill: true, maxMemories: 50 } });
     fc.assert(

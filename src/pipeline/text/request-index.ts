@@ -2,6 +2,7 @@ import type { AnswerType } from "../query/analyze";
 import { answerFit } from "../query/analyze";
 import type { Tokenizer } from "../types";
 import { detached } from "./detach";
+import { isAscii } from "./hash";
 import { RecentCache } from "./recent";
 import {
   bm25Scores,
@@ -32,8 +33,8 @@ import { type SentenceSpan, sentenceSpans } from "./sentences";
  * - Word sets (select's MMR, the certificate's redundancy): words of three letters or digits or more,
  *   lower-cased, as lists of distinct word ids, so a Jaccard index counts integers marked in one table.
  *
- * What depends on the text alone (spans, answer fits, word ids) is shared across requests in a bounded cache
- * (`SHARED_FACTS`); what depends on the query (term counts) or the request's tokenizer stays with the request.
+ * What depends on the text alone (spans, answer fits, sentence token counts, word ids) is shared across
+ * requests in a bounded cache (`SHARED_FACTS`); what depends on the query (term counts) stays with the request.
  * The table of word ids is shared too (a bounded cache of strings).
  */
 export class RequestIndex {
@@ -119,18 +120,24 @@ export class RequestIndex {
     return fit;
   }
 
-  /** `tokenizer.count` of sentence j of `text`, counted once. */
+  /**
+   * `tokenizer.count` of sentence j of `text`, counted once (shared across requests per tokenizer: the counting
+   * tokenizer this index hands out counts as the one it wraps, so both read the same counts).
+   */
   sentenceTokens(text: string, j: number, tokenizer: Tokenizer): number {
-    const e = this.entry(text);
-    if (e.tokens === undefined || e.tokenizer !== tokenizer.name) {
-      e.tokens = new Int32Array(this.spans(text).length).fill(-1);
-      e.tokenizer = tokenizer.name;
+    const facts = this.entry(text).facts;
+    const base = tokenizer === this.counting && this.base !== undefined ? this.base : tokenizer;
+    facts.tokens ??= new Map();
+    let tokens = facts.tokens.get(base);
+    if (tokens === undefined) {
+      tokens = new Int32Array(this.spans(text).length).fill(-1);
+      facts.tokens.set(base, tokens);
     }
-    let n = e.tokens[j] ?? 0;
+    let n = tokens[j] ?? 0;
     if (n < 0) {
       const span = this.spans(text)[j] as SentenceSpan;
       n = tokenizer.count(text.slice(span.start, span.end));
-      e.tokens[j] = n;
+      tokens[j] = n;
     }
     return n;
   }
@@ -310,13 +317,11 @@ function growSeen(id: number): void {
 interface IndexedText {
   facts: TextFacts;
   terms?: MemoryTerms;
-  tokens?: Int32Array;
-  tokenizer?: string;
 }
 
 /**
  * What is known of a text whatever the request: its sentence spans, its sentences' answer fits per answer type
- * (each filled when first asked) and its word ids (valid for the word table's `wordTable` generation). Pure
+ * and token counts per tokenizer (each filled when first asked) and its word ids (valid for the word table's `wordTable` generation). Pure
  * functions of the text, so they are shared by every request through `SHARED_FACTS`: the same memories come
  * back request after request (and twice in one with an expansion round), and each is split into sentences and
  * read for answers once while it stays in the cache. Shared values are never changed once set (a fit is written
@@ -325,6 +330,8 @@ interface IndexedText {
 interface TextFacts {
   spans?: readonly SentenceSpan[];
   fits?: Map<AnswerType, Float64Array>;
+  /** Each sentence's count (−1: not counted yet) per tokenizer (the instance, not its name: a test's fake may share one). */
+  tokens?: Map<Tokenizer, Int32Array>;
   words?: readonly number[];
   wordTable?: number;
 }
@@ -370,11 +377,6 @@ function wordCharWidth(text: string, j: number, c: number): number {
 const ASCII_ALNUM = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   ASCII_ALNUM[c] = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ? 1 : 0;
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
-  return true;
 }
 
 /**
