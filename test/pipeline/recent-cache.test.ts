@@ -2,7 +2,7 @@
  * RecentCache (src/pipeline/text/recent.ts): the bounded two-generation cache behind the BPE tokenizer's
  * whole-text counts.
  */
-import { RecentCache } from "../../src/pipeline/text/recent";
+import { clearRecentCaches, RecentCache } from "../../src/pipeline/text/recent";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 
 describe("RecentCache", () => {
@@ -37,6 +37,16 @@ describe("RecentCache", () => {
     expect(cache.get("bbbbbb")).toBe(2);
     expect(cache.get("cccccc")).toBe(3);
   });
+});
+
+test("clearRecentCaches empties every cache", () => {
+  const a = new RecentCache<number>(10, 100);
+  const b = new RecentCache<string>(10, 100);
+  a.set("x", 1);
+  b.set("y", "z");
+  clearRecentCaches();
+  expect(a.size + b.size).toBe(0);
+  expect(a.get("x")).toBeUndefined();
 });
 
 describe("BPE whole-text counts", () => {
