@@ -1,12 +1,6 @@
 import fc from "fast-check";
 import { dedupStage } from "../../src/pipeline/stages/dedup";
-import {
-  hashUnits,
-  normalizeAndHash,
-  normalizedHashAscii,
-  normalizedLengthAscii,
-  normalizeForHash,
-} from "../../src/pipeline/text/hash";
+import { normalizeAndHash, normalizeForHash } from "../../src/pipeline/text/hash";
 import type { WorkItem } from "../../src/pipeline/types";
 import { makeItem, makePolicy } from "../helpers/items";
 
@@ -45,52 +39,6 @@ describe("normalizeAndHash", () => {
 
   test("combining marks and precomposed forms hash alike (NFKC)", () => {
     expect(normalizeAndHash("caf\u0065\u0301")).toBe(normalizeAndHash("caf\u00e9"));
-  });
-});
-
-describe("normalizedHashAscii", () => {
-  /** ASCII with every class that matters: letters of both cases, digits, each whitespace, punctuation, symbols. */
-  const ascii = fc.string({
-    unit: fc.constantFrom(
-      "a",
-      "B",
-      "z",
-      "Q",
-      "0",
-      "9",
-      " ",
-      "\t",
-      "\n",
-      "\r",
-      "\v",
-      "\f",
-      ".",
-      "!",
-      "'",
-      "(",
-      "_",
-      "-",
-      "$",
-      "+",
-      "^",
-      "`",
-      "|",
-      "~",
-      "\u001f",
-      "\u0000",
-    ),
-    maxLength: 40,
-  });
-
-  test("is hashUnits of normalizeForHash, and leaves its length, on any ASCII text", () => {
-    fc.assert(
-      fc.property(fc.oneof(ascii, fc.string({ unit: "binary-ascii", maxLength: 60 })), (text) => {
-        const key = normalizeForHash(text);
-        expect(normalizedHashAscii(text)).toBe(hashUnits(key));
-        expect(normalizedLengthAscii).toBe(key.length);
-      }),
-      { numRuns: 2000 },
-    );
   });
 });
 

@@ -1,29 +1,16 @@
 import type { Policy } from "../../policy/schema";
 import { byScore } from "../order";
-import {
-  hashUnits,
-  isAscii,
-  normalizedHashAscii,
-  normalizedLengthAscii,
-  normalizeForHash,
-} from "../text/hash";
+import { normalizeForHash } from "../text/hash";
 import type { StageResult, TraceChange, WorkItem } from "../types";
 
-/** Candidates whose normalized text is that of `text`, and the one kept. */
+/** Candidates whose normalized text is `key`, and the one kept. */
 interface Group {
-  /** The first candidate's text, whose normal form (`normalizeForHash`) is the group's. */
-  text: string;
-  /** That normal form, built when first compared (an ASCII text's is hashed without it). */
-  key: string | undefined;
-  /** Its length. */
-  length: number;
+  key: string;
   winner: WorkItem;
 }
 
-function keyOf(group: Group): string {
-  group.key ??= normalizeForHash(group.text);
-  return group.key;
-}
+/** Groups of one normalized length compared one by one before they get a Map (see `dedupStage`). */
+const MAX_SCANNED = 8;
 
 /** Among duplicates: highest score, then newer, then smaller id. */
 function better(a: WorkItem, b: WorkItem): boolean {
@@ -37,49 +24,28 @@ function better(a: WorkItem, b: WorkItem): boolean {
  * Output is ordered by score (desc, then id) — the order interleaving starts from. With `budget.fill` the
  * next best unique candidates, up to `maxMemories` in all, follow in the same order, marked `reserve` (the
  * budget stage takes them while they fit); the rest are `beyond_maxMemories`.
- * The normalized text itself decides: the same groups as seed 000's 16-hex SHA-256 of it, minus the hash's
- * (unlikely) collisions, and without hashing every candidate with SHA-256 on every request.
+ * The normalized text itself is the key: the same groups as seed 000's 16-hex SHA-256 of it, minus the hash's
+ * (unlikely) collisions, and without hashing every candidate on every request.
  */
 export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
-  // Groups in first-seen order, found by a hash of the normalized text (and its length) and then compared
-  // whole. An ASCII text's normal form is hashed as it is read (`normalizedHashAscii`), never built: on
-  // ordinary text that is most candidates, and what keeps this stage from allocating a copy of every text; a
-  // group's normal form is built only when another text hashes alike (a duplicate, or a collision, told apart
-  // here). Other texts are normalized (`normalizeForHash`) and their normal form hashed (`hashUnits`), so an
-  // ASCII text and, say, its full-width twin meet in one bucket.
+  // Groups in first-seen order, found by the normalized text's length and then compared whole: a Map keyed by
+  // the text itself would hash every candidate's full text (fresh strings each request), which cost about as
+  // much as the rest of this stage; texts of different lengths are never equal. A length shared by more than
+  // `MAX_SCANNED` groups gets a Map of its own, so many texts of one length never make this quadratic.
   const groups: Group[] = [];
-  const byHash = new Map<number, Group[]>();
+  const byLength = new Map<number, Group[] | Map<string, Group>>();
   const losers: Array<{ item: WorkItem; group: Group }> = [];
   for (const item of items) {
-    const text = item.content;
-    let key: string | undefined;
-    let hash: number;
-    let length: number;
-    if (isAscii(text)) {
-      hash = normalizedHashAscii(text);
-      length = normalizedLengthAscii;
-    } else {
-      key = normalizeForHash(text);
-      hash = hashUnits(key);
-      length = key.length;
-    }
-    const bucket = byHash.get(hash);
-    let group: Group | undefined;
-    if (bucket !== undefined) {
-      for (const g of bucket) {
-        if (g.length !== length) continue;
-        key ??= normalizeForHash(text);
-        if (keyOf(g) === key) {
-          group = g;
-          break;
-        }
-      }
-    }
+    const key = normalizeForHash(item.content);
+    const sameLength = byLength.get(key.length);
+    const group = sameLength instanceof Map ? sameLength.get(key) : sameLength?.find((g) => g.key === key);
     if (group === undefined) {
-      const created: Group = { text, key, length, winner: item };
+      const created = { key, winner: item };
       groups.push(created);
-      if (bucket === undefined) byHash.set(hash, [created]);
-      else bucket.push(created);
+      if (sameLength === undefined) byLength.set(key.length, [created]);
+      else if (sameLength instanceof Map) sameLength.set(key, created);
+      else if (sameLength.length < MAX_SCANNED) sameLength.push(created);
+      else byLength.set(key.length, new Map([...sameLength, created].map((g) => [g.key, g])));
     } else if (better(item, group.winner)) {
       losers.push({ item: group.winner, group });
       group.winner = item;

@@ -2,7 +2,6 @@ import type { AnswerType } from "../query/analyze";
 import { answerFit } from "../query/analyze";
 import type { Tokenizer } from "../types";
 import { detached } from "./detach";
-import { isAscii } from "./hash";
 import { RecentCache } from "./recent";
 import {
   bm25Scores,
@@ -413,4 +412,9 @@ export function jaccardOfIds(a: readonly number[], b: readonly number[]): number
   let inter = 0;
   for (let j = 0; j < b.length; j++) if (seen[b[j] as number] === stamp) inter++;
   return inter / (a.length + b.length - inter);
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
+  return true;
 }
