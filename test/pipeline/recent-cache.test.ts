@@ -54,7 +54,9 @@ describe("BPE whole-text counts", () => {
     "%s: a count read from the cache is the count, for a text and its slices",
     (name) => {
       const tokenizer = getTokenizer(name);
-      const text = "Maya: I finally booked the trip to Lisbon. The doctor said my blood pressure is fine!";
+      // Long enough to be kept (128 code units or more), with a sentence that is not.
+      const text =
+        "Maya: I finally booked the trip to Lisbon. The doctor said my blood pressure is fine, and we fly out on the 14th of May at 9:40!";
       const first = tokenizer.count(text);
       const sentence = text.slice(6, 42);
       const sentenceFirst = tokenizer.count(sentence);
