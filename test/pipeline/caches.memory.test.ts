@@ -6,6 +6,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { detached } from "../../src/pipeline/text/detach";
+import { normalizedKey } from "../../src/pipeline/text/hash";
 import { relevanceTerms } from "../../src/pipeline/text/relevance";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 
@@ -40,6 +41,10 @@ describe("scanner caches keep copies of words, not the texts they come from", ()
   test.each(["o200k_base", "cl100k_base"] as const)("BPE piece counts (%s)", (name) => {
     const tokenizer = getTokenizer(name);
     expect(retainedBy((text) => tokenizer.count(text))).toBeLessThan(10);
+  });
+
+  test("dedup's normal forms of slices (normalizedKey)", () => {
+    expect(retainedBy((text) => normalizedKey(text.slice(text.length - 200)))).toBeLessThan(10);
   });
 
   test.each(["o200k_base", "cl100k_base"] as const)("BPE whole-text counts of slices (%s)", (name) => {

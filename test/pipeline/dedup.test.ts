@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { dedupStage } from "../../src/pipeline/stages/dedup";
-import { normalizeAndHash, normalizeForHash } from "../../src/pipeline/text/hash";
+import { normalizeAndHash, normalizedKey, normalizeForHash } from "../../src/pipeline/text/hash";
 import type { WorkItem } from "../../src/pipeline/types";
 import { makeItem, makePolicy } from "../helpers/items";
 
@@ -39,6 +39,20 @@ describe("normalizeAndHash", () => {
 
   test("combining marks and precomposed forms hash alike (NFKC)", () => {
     expect(normalizeAndHash("caf\u0065\u0301")).toBe(normalizeAndHash("caf\u00e9"));
+  });
+});
+
+describe("normalizedKey", () => {
+  test("is normalizeForHash, read from the cache or not", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), fc.string({ maxLength: 20 }), (a, b) => {
+        const text = `${a} ${b}`;
+        expect(normalizedKey(text)).toBe(normalizeForHash(text));
+        // A fresh string with the same contents hits the cache.
+        expect(normalizedKey(`${a} ${b}`)).toBe(normalizeForHash(text));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

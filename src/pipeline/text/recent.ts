@@ -34,18 +34,20 @@ export class RecentCache<V> {
     const v = this.current.get(key);
     if (v !== undefined) return v;
     const old = this.previous.get(key);
-    if (old !== undefined) this.set(key, old);
+    if (old !== undefined) this.set(key, old, typeof old === "string" ? old.length : 0);
     return old;
   }
 
-  set(key: string, value: V): void {
-    if (this.current.size >= this.maxEntries || this.units + key.length > this.maxUnits) {
+  /** `extraUnits`: code units the value holds (a string value), counted against `maxUnits` with the key's. */
+  set(key: string, value: V, extraUnits = 0): void {
+    const units = key.length + extraUnits;
+    if (this.current.size >= this.maxEntries || this.units + units > this.maxUnits) {
       this.previous = this.current;
       this.current = new Map();
       this.units = 0;
     }
     this.current.set(detached(key), value);
-    this.units += key.length;
+    this.units += units;
   }
 
   /** Entries held (both generations; an entry in both counts twice). */
