@@ -6,6 +6,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { detached } from "../../src/pipeline/text/detach";
+import { normalizedKey } from "../../src/pipeline/text/hash";
 import { relevanceTerms } from "../../src/pipeline/text/relevance";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 
@@ -40,5 +41,16 @@ describe("scanner caches keep copies of words, not the texts they come from", ()
   test.each(["o200k_base", "cl100k_base"] as const)("BPE piece counts (%s)", (name) => {
     const tokenizer = getTokenizer(name);
     expect(retainedBy((text) => tokenizer.count(text))).toBeLessThan(10);
+  });
+
+  test("dedup's normal forms of slices (normalizedKey)", () => {
+    expect(retainedBy((text) => normalizedKey(text.slice(text.length - 200)))).toBeLessThan(10);
+  });
+
+  test.each(["o200k_base", "cl100k_base"] as const)("BPE whole-text counts of slices (%s)", (name) => {
+    const tokenizer = getTokenizer(name);
+    // A memory-sized slice of each ~1 MB text (long enough to be kept): its count is kept, the text it was cut
+    // from must not be.
+    expect(retainedBy((text) => tokenizer.count(text.slice(text.length - 200)))).toBeLessThan(10);
   });
 });

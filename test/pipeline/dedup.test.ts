@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { dedupStage } from "../../src/pipeline/stages/dedup";
-import { normalizeAndHash, normalizeForHash } from "../../src/pipeline/text/hash";
+import { normalizeAndHash, normalizedKey, normalizeForHash } from "../../src/pipeline/text/hash";
 import type { WorkItem } from "../../src/pipeline/types";
 import { makeItem, makePolicy } from "../helpers/items";
 
@@ -42,6 +42,20 @@ describe("normalizeAndHash", () => {
   });
 });
 
+describe("normalizedKey", () => {
+  test("is normalizeForHash, read from the cache or not", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), fc.string({ maxLength: 20 }), (a, b) => {
+        const text = `${a} ${b}`;
+        expect(normalizedKey(text)).toBe(normalizeForHash(text));
+        // A fresh string with the same contents hits the cache.
+        expect(normalizedKey(`${a} ${b}`)).toBe(normalizeForHash(text));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe("dedupStage", () => {
   const policy = makePolicy();
 
@@ -79,6 +93,11 @@ describe("dedupStage", () => {
       "x",
       "X",
       "longer text",
+      // Non-ASCII texts whose normal form is an ASCII one's (full-width letters, a no-break space), and one not.
+      "ＮＯＴＥ 03",
+      "note\u00a007",
+      "note 07 é",
+      "\t(note  11)…",
     ];
     const wide = makePolicy({ retrieval: { topK: 20 }, budget: { fill: true, maxMemories: 50 } });
     fc.assert(

@@ -1,6 +1,6 @@
 import type { Policy } from "../../policy/schema";
 import { byScore } from "../order";
-import { normalizeForHash } from "../text/hash";
+import { normalizedKey } from "../text/hash";
 import type { StageResult, TraceChange, WorkItem } from "../types";
 
 /** Candidates whose normalized text is `key`, and the one kept. */
@@ -36,7 +36,7 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   const byLength = new Map<number, Group[] | Map<string, Group>>();
   const losers: Array<{ item: WorkItem; group: Group }> = [];
   for (const item of items) {
-    const key = normalizeForHash(item.content);
+    const key = normalizedKey(item.content);
     const sameLength = byLength.get(key.length);
     const group = sameLength instanceof Map ? sameLength.get(key) : sameLength?.find((g) => g.key === key);
     if (group === undefined) {

@@ -69,8 +69,8 @@ export function selectStage(
   });
   const rel = ranked.map((item) => relevance.get(item.id) ?? 0);
   const top = Math.max(1e-9, ...rel);
-  const words: Array<Int32Array | undefined> = new Array(n);
-  const wordsAt = (p: number): Int32Array => {
+  const words: Array<readonly number[] | undefined> = new Array(n);
+  const wordsAt = (p: number): readonly number[] => {
     let w = words[p];
     if (w === undefined) {
       const item = ranked[p] as WorkItem;

@@ -1,4 +1,6 @@
 import { hash } from "node:crypto";
+import { detached } from "./detach";
+import { RecentCache } from "./recent";
 
 /**
  * Leading and trailing punctuation and whitespace. Seed 000 used `[^\w]`, which in JavaScript is ASCII-only:
@@ -27,6 +29,26 @@ function stripBoundaryPunct(s: string): string {
 /** Seed 000's normalization: lowercase, NFKC, collapse whitespace, trim, strip boundary punctuation. */
 export function normalizeForHash(text: string): string {
   return stripBoundaryPunct(text.toLowerCase().normalize("NFKC").replace(WHITESPACE, " ").trim());
+}
+
+/** Texts up to this long have their normal form remembered (`normalizedKey`). */
+const MAX_KEPT_TEXT = 8192;
+/** Per generation: at most 4,096 texts, keys and normal forms adding up to 4 M code units. */
+const NORMALIZED = new RecentCache<string>(4096, 1 << 22);
+
+/**
+ * `normalizeForHash(text)`, remembered for the recent texts (the dedup stage's key): the same memories come back
+ * request after request, and the normal form is a pure function of the text.
+ */
+export function normalizedKey(text: string): string {
+  if (text.length > MAX_KEPT_TEXT) return normalizeForHash(text);
+  let key = NORMALIZED.get(text);
+  if (key === undefined) {
+    // A copy: the normal form may be the text itself, or a slice of a larger string.
+    key = detached(normalizeForHash(text));
+    NORMALIZED.set(text, key, key.length);
+  }
+  return key;
 }
 
 /** Seed 000's `normalizeAndHash`: first 16 hex characters of SHA-256 of the normalized text. */

@@ -4,6 +4,7 @@ import { stemmer as spanishStemmer } from "@orama/stemmers/spanish";
 import { stem } from "porter2";
 import { CJK_SCRIPT, classOf, LETTER_OR_MARK, NUMBER } from "./classes";
 import { detached } from "./detach";
+import { RecentCache } from "./recent";
 import { queryStopwords, STOPWORDS, type StopLanguage } from "./stopwords";
 
 /**
@@ -292,6 +293,20 @@ export interface RelevanceQuery {
  * that language; `scoreSentences` must read the memories with the same `language`.
  */
 export function relevanceQuery(query: string): RelevanceQuery {
+  // Read once per query (the query analysis and the request's text index both ask, and an expansion round asks
+  // again): a copy of what was found, so that no caller can change what the next one reads.
+  let found = QUERIES.get(query);
+  if (found === undefined) {
+    found = readQuery(query);
+    QUERIES.set(query, found);
+  }
+  return { terms: [...found.terms], language: found.language };
+}
+
+/** `relevanceQuery`'s recent results (a pure function of the query; at most 2 × 1,024 queries of up to 4,000 characters). */
+const QUERIES = new RecentCache<RelevanceQuery>(1024, 1 << 20);
+
+function readQuery(query: string): RelevanceQuery {
   const words: string[] = [];
   scanTerms(query, 0, query.length, (_t, _w, word) => words.push(word), fullStem);
   const stops = queryStopwords(words);

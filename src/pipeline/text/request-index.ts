@@ -2,6 +2,7 @@ import type { AnswerType } from "../query/analyze";
 import { answerFit } from "../query/analyze";
 import type { Tokenizer } from "../types";
 import { detached } from "./detach";
+import { RecentCache } from "./recent";
 import {
   bm25Scores,
   type MemoryTerms,
@@ -29,17 +30,16 @@ import { type SentenceSpan, sentenceSpans } from "./sentences";
  * - Token counts: per sentence on demand, and whole texts remembered (`tokenizer`), so a text clip counted is
  *   not counted again by the budget.
  * - Word sets (select's MMR, the certificate's redundancy): words of three letters or digits or more,
- *   lower-cased, as sorted arrays of per-request word ids, so a Jaccard index is a merge of two int arrays.
+ *   lower-cased, as lists of distinct word ids, so a Jaccard index counts integers marked in one table.
  *
- * Nothing here outlives the pipeline run that built it but the table of word ids (a bounded cache of strings).
+ * What depends on the text alone (spans, answer fits, sentence token counts, word ids) is shared across
+ * requests in a bounded cache (`SHARED_FACTS`); what depends on the query (term counts) stays with the request.
+ * The table of word ids is shared too (a bounded cache of strings).
  */
 export class RequestIndex {
   private readonly entries = new Map<string, IndexedText>();
   private prepared: RelevanceQuery | undefined;
   private scanner: TermScanner | undefined;
-  private readonly words: Map<string, number>;
-  private readonly wordList: string[];
-  private readonly byHash: Map<number, number>;
   private readonly counts = new Map<string, number>();
   private base: Tokenizer | undefined;
   private counting: Tokenizer | undefined;
@@ -47,14 +47,7 @@ export class RequestIndex {
   constructor(private readonly query: string) {
     // The word table is shared by every request (words recur) and starts afresh when full, only here, between
     // requests: ids are compared within one request only, so what they are never shows in a result.
-    if (WORD_TABLE.list.length >= MAX_WORDS) {
-      WORD_TABLE.ids.clear();
-      WORD_TABLE.byHash.clear();
-      WORD_TABLE.list.length = 0;
-    }
-    this.words = WORD_TABLE.ids;
-    this.wordList = WORD_TABLE.list;
-    this.byHash = WORD_TABLE.byHash;
+    if (WORD_TABLE.list.length >= MAX_WORDS) resetWordTable();
   }
 
   /** `relevanceQuery(query)`, computed once. */
@@ -66,7 +59,7 @@ export class RequestIndex {
   private entry(text: string): IndexedText {
     let e = this.entries.get(text);
     if (e === undefined) {
-      e = {};
+      e = { facts: factsOf(text) };
       this.entries.set(text, e);
     }
     return e;
@@ -74,9 +67,9 @@ export class RequestIndex {
 
   /** The sentence spans of `text` (`sentenceSpans`). */
   spans(text: string): readonly SentenceSpan[] {
-    const e = this.entry(text);
-    e.spans ??= sentenceSpans(text);
-    return e.spans;
+    const facts = this.entry(text).facts;
+    facts.spans ??= sentenceSpans(text);
+    return facts.spans;
   }
 
   /**
@@ -110,12 +103,12 @@ export class RequestIndex {
 
   /** `answerFit(type, sentence j of text)`, computed once per sentence and type. */
   answerFit(text: string, j: number, type: AnswerType): number {
-    const e = this.entry(text);
-    e.fits ??= new Map();
-    let fits = e.fits.get(type);
+    const facts = this.entry(text).facts;
+    facts.fits ??= new Map();
+    let fits = facts.fits.get(type);
     if (fits === undefined) {
       fits = new Float64Array(this.spans(text).length).fill(-1);
-      e.fits.set(type, fits);
+      facts.fits.set(type, fits);
     }
     let fit = fits[j] ?? 0;
     if (fit < 0) {
@@ -126,18 +119,24 @@ export class RequestIndex {
     return fit;
   }
 
-  /** `tokenizer.count` of sentence j of `text`, counted once. */
+  /**
+   * `tokenizer.count` of sentence j of `text`, counted once (shared across requests per tokenizer: the counting
+   * tokenizer this index hands out counts as the one it wraps, so both read the same counts).
+   */
   sentenceTokens(text: string, j: number, tokenizer: Tokenizer): number {
-    const e = this.entry(text);
-    if (e.tokens === undefined || e.tokenizer !== tokenizer.name) {
-      e.tokens = new Int32Array(this.spans(text).length).fill(-1);
-      e.tokenizer = tokenizer.name;
+    const facts = this.entry(text).facts;
+    const base = tokenizer === this.counting && this.base !== undefined ? this.base : tokenizer;
+    facts.tokens ??= new Map();
+    let tokens = facts.tokens.get(base);
+    if (tokens === undefined) {
+      tokens = new Int32Array(this.spans(text).length).fill(-1);
+      facts.tokens.set(base, tokens);
     }
-    let n = e.tokens[j] ?? 0;
+    let n = tokens[j] ?? 0;
     if (n < 0) {
       const span = this.spans(text)[j] as SentenceSpan;
       n = tokenizer.count(text.slice(span.start, span.end));
-      e.tokens[j] = n;
+      tokens[j] = n;
     }
     return n;
   }
@@ -164,26 +163,34 @@ export class RequestIndex {
 
   /** How many distinct words the word sets built so far hold (every word id is below it). */
   wordCount(): number {
-    return this.wordList.length;
+    return WORD_TABLE.list.length;
   }
 
-  /** The word set of `text` (words of 3+ letters or digits, lower-cased) as sorted, distinct word ids. */
-  wordIds(text: string): Int32Array {
-    const e = this.entry(text);
-    e.words ??= this.wordsOf(text);
-    return e.words;
+  /** The word set of `text` (words of 3+ letters or digits, lower-cased) as distinct word ids (in order of first occurrence). */
+  wordIds(text: string): readonly number[] {
+    const facts = this.entry(text).facts;
+    // Ids of an older word table (it started afresh between requests) mean nothing now.
+    if (facts.words === undefined || facts.wordTable !== WORD_TABLE.generation) {
+      facts.words = this.wordsOf(text);
+      facts.wordTable = WORD_TABLE.generation;
+    }
+    return facts.words;
   }
 
-  private wordsOf(text: string): Int32Array {
-    const ids: number[] = [];
+  private wordsOf(text: string): number[] {
     // The words are the maximal runs of three or more letters or digits (code points) of the lower-cased
     // text, as `/[\p{L}\p{N}]{3,}/gu` finds them. Plain ASCII text is read as it is (lower-casing it changes
-    // no length: A–Z are folded while reading). A run is looked up by a hash of its code units and then
-    // compared code unit by code unit with the word that hash stands for (nothing allocated); a word met for
-    // the first time, or whose hash another word took, goes through the string table.
+    // no length: A–Z are folded while reading). A run is looked up by a hash of its code units in the word
+    // table (open addressing over typed arrays) and compared code unit by code unit with the word each slot of
+    // that hash stands for (nothing allocated); only a word met for the first time is cut out as a string.
+    // Repeats within the text are dropped by stamping each id with this call's number, and the distinct ids
+    // are collected in a scratch buffer: one typed array is allocated per text, the result.
     const ascii = isAscii(text);
     const src = ascii ? text : text.toLowerCase();
     const n = src.length;
+    const table = WORD_TABLE;
+    const stamp = nextStamp();
+    const ids: number[] = [];
     let i = 0;
     while (i < n) {
       let h = 0x811c9dc5 | 0;
@@ -203,35 +210,53 @@ export class RequestIndex {
         continue;
       }
       if (points >= 3) {
-        // 30 bits: a small integer in V8, so the table's keys are never boxed.
-        h &= 0x3fffffff;
-        const known = this.byHash.get(h);
-        ids.push(
-          known !== undefined && sameWord(src, i, j, this.wordList[known] ?? "")
-            ? known
-            : this.intern(detached(ascii ? src.slice(i, j).toLowerCase() : src.slice(i, j)), h),
-        );
+        const id = wordId(src, i, j, h & 0x3fffffff, ascii);
+        if (id >= table.seen.length) growSeen(id);
+        if (table.seen[id] !== stamp) {
+          table.seen[id] = stamp;
+          ids.push(id);
+        }
       }
       i = j;
     }
-    const sorted = Int32Array.from(ids).sort();
-    let w = 0;
-    for (let r = 0; r < sorted.length; r++)
-      if (r === 0 || sorted[r] !== sorted[r - 1]) sorted[w++] = sorted[r] ?? 0;
-    return sorted.slice(0, w);
+    return ids;
   }
+}
 
-  /** The word's id (the string table decides; `hash`, when given, is remembered for it if still free). */
-  private intern(word: string, hash: number | undefined): number {
-    let id = this.words.get(word);
-    if (id === undefined) {
-      id = this.wordList.length;
-      this.words.set(word, id);
-      this.wordList.push(word);
+/**
+ * The id of the word `src[i, j)` (lower-cased when `ascii`: A–Z folded) whose code-unit hash is `hash` (30
+ * bits): found by probing the slots of that hash, or given the next id when first met.
+ */
+function wordId(src: string, i: number, j: number, hash: number, ascii: boolean): number {
+  const table = WORD_TABLE;
+  const key = hash + 1;
+  let slot = hash & TABLE_MASK;
+  for (;;) {
+    const stored = table.hashes[slot] ?? 0;
+    if (stored === 0) break;
+    if (stored === key) {
+      const id = table.ids[slot] ?? 0;
+      if (sameWord(src, i, j, table.list[id] ?? "")) return id;
     }
-    if (hash !== undefined && !this.byHash.has(hash)) this.byHash.set(hash, id);
+    slot = (slot + 1) & TABLE_MASK;
+  }
+  const word = ascii ? src.slice(i, j).toLowerCase() : src.slice(i, j);
+  // The table is never more than half full: beyond that (one request with ~100,000 distinct words; the table
+  // starts afresh between requests at `MAX_WORDS`), words go to a Map by their text.
+  if (table.list.length >= TABLE_SIZE / 2) {
+    let id = table.overflow.get(word);
+    if (id === undefined) {
+      id = table.list.length;
+      table.list.push(detached(word));
+      table.overflow.set(table.list[id] as string, id);
+    }
     return id;
   }
+  const id = table.list.length;
+  table.list.push(detached(word));
+  table.hashes[slot] = key;
+  table.ids[slot] = id;
+  return id;
 }
 
 /** Whether `text[i, j)` lower-cased (ASCII) is `word`. */
@@ -244,22 +269,86 @@ function sameWord(text: string, i: number, j: number, word: string): boolean {
   return true;
 }
 
-/** Word ids: the string table, the words by id, and a hash of each word's code units to its id. */
+/** Slots of the word table: a power of two, at least twice `MAX_WORDS`. */
+const TABLE_SIZE = 1 << 18;
+const TABLE_MASK = TABLE_SIZE - 1;
+
+/**
+ * Word ids, shared by every request: the words by id, and an open-addressing table from each word's code-unit
+ * hash (+1; 0 is an empty slot) to its id. `seen` stamps the ids met in the text being read (`nextStamp`).
+ */
 const WORD_TABLE = {
-  ids: new Map<string, number>(),
+  /** Counts the times the table started afresh: word ids of another generation are stale. */
+  generation: 0,
   list: [] as string[],
-  byHash: new Map<number, number>(),
+  hashes: new Int32Array(TABLE_SIZE),
+  ids: new Int32Array(TABLE_SIZE),
+  overflow: new Map<string, number>(),
+  seen: new Int32Array(1024),
+  stamp: 0,
 };
 /** Words kept in the table at most (a few MB), like the stemmer's cache (text/relevance.ts). */
 const MAX_WORDS = 50_000;
 
+function resetWordTable(): void {
+  WORD_TABLE.generation++;
+  WORD_TABLE.list.length = 0;
+  WORD_TABLE.hashes.fill(0);
+  WORD_TABLE.overflow.clear();
+}
+
+/** A fresh stamp for `seen` (every id's mark is cleared when the counter would overflow). */
+function nextStamp(): number {
+  if (WORD_TABLE.stamp >= 0x3fffffff) {
+    WORD_TABLE.seen.fill(0);
+    WORD_TABLE.stamp = 0;
+  }
+  return ++WORD_TABLE.stamp;
+}
+
+function growSeen(id: number): void {
+  const grown = new Int32Array(Math.max(id + 1, 2 * WORD_TABLE.seen.length));
+  grown.set(WORD_TABLE.seen);
+  WORD_TABLE.seen = grown;
+}
+
+/** What one request knows of a text: the shared facts, and what depends on the request (query, tokenizer). */
 interface IndexedText {
-  spans?: readonly SentenceSpan[];
+  facts: TextFacts;
   terms?: MemoryTerms;
+}
+
+/**
+ * What is known of a text whatever the request: its sentence spans, its sentences' answer fits per answer type
+ * and token counts per tokenizer (each filled when first asked) and its word ids (valid for the word table's `wordTable` generation). Pure
+ * functions of the text, so they are shared by every request through `SHARED_FACTS`: the same memories come
+ * back request after request (and twice in one with an expansion round), and each is split into sentences and
+ * read for answers once while it stays in the cache. Shared values are never changed once set (a fit is written
+ * once, from −1 to its value).
+ */
+interface TextFacts {
+  spans?: readonly SentenceSpan[];
   fits?: Map<AnswerType, Float64Array>;
-  tokens?: Int32Array;
-  tokenizer?: string;
-  words?: Int32Array;
+  /** Each sentence's count (−1: not counted yet) per tokenizer (the instance, not its name: a test's fake may share one). */
+  tokens?: Map<Tokenizer, Int32Array>;
+  words?: readonly number[];
+  wordTable?: number;
+}
+
+/** Texts longer than this are not shared (a hostile long memory never stays in the cache). */
+const MAX_SHARED_TEXT = 8192;
+/** Per generation of the cache: at most this many texts, adding up to at most this many code units. */
+const SHARED_FACTS = new RecentCache<TextFacts>(4096, 1 << 21);
+
+/** The shared facts of `text` (fresh ones, not shared, for a long text). */
+function factsOf(text: string): TextFacts {
+  if (text.length > MAX_SHARED_TEXT) return {};
+  let facts = SHARED_FACTS.get(text);
+  if (facts === undefined) {
+    facts = {};
+    SHARED_FACTS.set(text, facts);
+  }
+  return facts;
 }
 
 /** `[\p{L}\p{N}]` per BMP code unit, filled on first sight: 0 not yet, 1 no, 2 yes. */
@@ -289,11 +378,6 @@ for (let c = 0; c < 128; c++) {
   ASCII_ALNUM[c] = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ? 1 : 0;
 }
 
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
-  return true;
-}
-
 /**
  * How `sub`'s terms sit in `all`: true when they are the same list, an index map (`all`'s index → `sub`'s, −1
  * for terms not in `sub`) when every term of `sub` is in `all`, else undefined.
@@ -309,21 +393,28 @@ function subListMap(all: readonly string[], sub: readonly string[]): Int32Array 
   return map;
 }
 
-/** The Jaccard index of two sorted, distinct id arrays. */
-export function jaccardOfIds(a: Int32Array, b: Int32Array): number {
+/**
+ * The Jaccard index of two lists of distinct word ids (`wordIds`): `a`'s ids stamped in the word table's
+ * marks, `b`'s looked up there (no sorting, nothing allocated).
+ */
+export function jaccardOfIds(a: readonly number[], b: readonly number[]): number {
   if (a.length === 0 || b.length === 0) return 0;
-  let inter = 0;
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i] as number;
-    const y = b[j] as number;
-    if (x === y) {
-      inter++;
-      i++;
-      j++;
-    } else if (x < y) i++;
-    else j++;
+  const stamp = nextStamp();
+  const seen = WORD_TABLE.seen;
+  for (let i = 0; i < a.length; i++) {
+    const id = a[i] as number;
+    if (id >= seen.length) {
+      growSeen(id);
+      return jaccardOfIds(a, b);
+    }
+    seen[id] = stamp;
   }
+  let inter = 0;
+  for (let j = 0; j < b.length; j++) if (seen[b[j] as number] === stamp) inter++;
   return inter / (a.length + b.length - inter);
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
+  return true;
 }

@@ -1,6 +1,7 @@
 import type { countTokens as CountTokens } from "gpt-tokenizer/cjs/encoding/o200k_base";
 import type { TokenizerName } from "../../policy/schema";
 import { detached } from "../text/detach";
+import { RecentCache } from "../text/recent";
 import type { Tokenizer } from "../types";
 
 export type BpeName = Exclude<TokenizerName, "approx">;
@@ -63,6 +64,21 @@ const MAX_CACHED_PIECES = 100_000;
 const MAX_CACHED_UNITS = 1 << 20;
 
 /**
+ * Whole texts' counts (a memory, a clipped memory, a long sentence) are kept in a bounded cache of the recent ones
+ * (../text/recent.ts) shared by every request: the same memories come back request after request (and within
+ * one request: the budget's relative measure, the budget's clipped texts, the expansion round's second run), and
+ * the count of a text is a pure function of it, so a count read from here is the count. Texts longer than
+ * `MAX_CACHED_TEXT` code units are never kept (a hostile 1 MB memory stays out), nor texts shorter than
+ * `MIN_CACHED_TEXT` (most single sentences: the request index keeps those counts per memory, and copying them
+ * into this cache cost more than it saved); each of the cache's two generations holds at most
+ * `MAX_CACHED_TEXTS` texts of `MAX_CACHED_TEXT_UNITS` code units in all (a few MB).
+ */
+const MAX_CACHED_TEXT = 4096;
+const MIN_CACHED_TEXT = 128;
+const MAX_CACHED_TEXTS = 20_000;
+const MAX_CACHED_TEXT_UNITS = 1 << 21;
+
+/**
  * A real byte-pair encoding (tiktoken-compatible counts) through gpt-tokenizer. A text is cut into the
  * encoding's own pieces (its pre-tokenizer pattern), and the count of a text is the sum of its pieces'
  * counts, each piece counted by gpt-tokenizer once and then remembered: words repeat, so most pieces are
@@ -117,10 +133,19 @@ export function createBpeTokenizer(name: BpeName): Tokenizer {
     return total;
   }
 
+  const texts = new RecentCache<number>(MAX_CACHED_TEXTS, MAX_CACHED_TEXT_UNITS);
+
   return Object.freeze({
     name,
     count(text: string): number {
-      return text.length === 0 ? 0 : count(text);
+      if (text.length === 0) return 0;
+      if (text.length > MAX_CACHED_TEXT || text.length < MIN_CACHED_TEXT) return count(text);
+      let n = texts.get(text);
+      if (n === undefined) {
+        n = count(text);
+        texts.set(text, n);
+      }
+      return n;
     },
   });
 }
