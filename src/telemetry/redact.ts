@@ -107,7 +107,12 @@ let userHashKey: Buffer | string = PROCESS_KEY;
  */
 export function configureUserHash(key: string | undefined): void {
   userHashKey = key ?? PROCESS_KEY;
+  userHashes.clear();
 }
+
+/** Recent users' hashes (`tenant:userId` → hash), so a user's every turn is not one more HMAC; bounded, cleared when full. */
+const userHashes = new Map<string, string>();
+const USER_HASHES_MAX = 4096;
 
 /**
  * The user as telemetry shows it: the first 16 hex of HMAC-SHA256 over `tenant:userId` under a key
@@ -116,5 +121,12 @@ export function configureUserHash(key: string | undefined): void {
  * unkeyed hash could (issue 26, finding 13).
  */
 export function hashUser(tenantId: string, userId: string): string {
-  return createHmac("sha256", userHashKey).update(`${tenantId}:${userId}`).digest("hex").slice(0, 16);
+  const subject = `${tenantId}:${userId}`;
+  let hash = userHashes.get(subject);
+  if (hash === undefined) {
+    hash = createHmac("sha256", userHashKey).update(subject).digest("hex").slice(0, 16);
+    if (userHashes.size >= USER_HASHES_MAX) userHashes.clear();
+    userHashes.set(subject, hash);
+  }
+  return hash;
 }
