@@ -151,8 +151,16 @@ class FlightHalt extends Error {
   }
 }
 
+/** The recent plain retrievals' cache keys remembered (`turnFor`), at most this many (cleared when full)… */
+const MEMO_KEYS = 1024;
+/** …and only for queries of at most this many code units. */
+const MEMO_QUERY_CHARS = 512;
+const DAY_MS = 86_400_000;
+
 export class RetrievalService {
   private readonly admission: Admission;
+  /** Cache keys of recent plain retrievals by what they are made of (tenant, backend, user, policy hash, day, query). */
+  private readonly recentKeys = new Map<string, string>();
 
   constructor(private readonly deps: RetrievalDeps) {
     this.admission = deps.admission ?? new SeparateAdmission(deps);
@@ -283,26 +291,19 @@ export class RetrievalService {
     }
     const backend: BackendName = req.backend ?? compiled.policy.backend ?? tenant.defaultBackend;
     const turnTime = req.turnTime ?? Date.now();
-    // A question with a time scope ("last month") shapes differently on another day: its resolved scope is part
-    // of the key. Other questions share entries whatever the turn's time.
-    const scope = usesQueryAnalysis(compiled.policy) ? resolveTimeScope(req.query, turnTime) : undefined;
-    const scoped = scope === undefined ? undefined : { timeScope: [scope.start, scope.end] };
-    // A caller's own intent shapes differently: part of the key (only then, so other keys stay as they were).
-    const scopeVariant = req.intent === undefined ? scoped : { ...scoped, intent: req.intent };
-    const variant =
-      req.native === undefined
-        ? scopeVariant
-        : scopeVariant === undefined
-          ? req.native
-          : [req.native, scopeVariant];
-    const cacheKey = payloadCacheKey({
-      tenantId: tenant.id,
-      backend,
-      userId: req.userId,
-      query: req.query,
-      policyHash: compiled.hash,
-      ...(variant === undefined ? {} : { variant }),
-    });
+    const analyzed = usesQueryAnalysis(compiled.policy);
+    // A plain retrieval's key is remembered (`recentKeys`): a user's repeated question is not analysed and hashed
+    // again on every turn. The resolved time scope is a function of the turn's UTC day, so the day is in the memo's key.
+    const memo =
+      req.native === undefined && req.intent === undefined && req.query.length <= MEMO_QUERY_CHARS
+        ? `${tenant.id}\u0000${backend}\u0000${req.userId}\u0000${compiled.hash}\u0000${analyzed ? Math.floor(turnTime / DAY_MS) : ""}\u0000${req.query}`
+        : undefined;
+    const known = memo === undefined ? undefined : this.recentKeys.get(memo);
+    const cacheKey = known ?? this.cacheKeyOf(req, compiled, backend, turnTime, analyzed);
+    if (memo !== undefined && known === undefined) {
+      if (this.recentKeys.size >= MEMO_KEYS) this.recentKeys.clear();
+      this.recentKeys.set(memo, cacheKey);
+    }
     return {
       kind: "turn",
       req,
@@ -314,6 +315,36 @@ export class RetrievalService {
       started: performance.now(),
       turnTime,
     };
+  }
+
+  /** A request's payload cache key (`payloadCacheKey`) under a policy and backend, at the turn's time. */
+  private cacheKeyOf(
+    req: RetrievalRequest,
+    compiled: CompiledPolicy,
+    backend: BackendName,
+    turnTime: number,
+    analyzed: boolean,
+  ): string {
+    // A question with a time scope ("last month") shapes differently on another day: its resolved scope is part
+    // of the key. Other questions share entries whatever the turn's time.
+    const scope = analyzed ? resolveTimeScope(req.query, turnTime) : undefined;
+    const scoped = scope === undefined ? undefined : { timeScope: [scope.start, scope.end] };
+    // A caller's own intent shapes differently: part of the key (only then, so other keys stay as they were).
+    const scopeVariant = req.intent === undefined ? scoped : { ...scoped, intent: req.intent };
+    const variant =
+      req.native === undefined
+        ? scopeVariant
+        : scopeVariant === undefined
+          ? req.native
+          : [req.native, scopeVariant];
+    return payloadCacheKey({
+      tenantId: req.principal.tenant.id,
+      backend,
+      userId: req.userId,
+      query: req.query,
+      policyHash: compiled.hash,
+      ...(variant === undefined ? {} : { variant }),
+    });
   }
 
   /** Steps 2 and 3 as the `memgate.eligibility` step (src/telemetry/tracing.ts): a fallback decided here shows on it. */
