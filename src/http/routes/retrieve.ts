@@ -1,11 +1,11 @@
 import { POLICY_HEADER } from "../../compat/door";
-import { retrieveBodySchema } from "../../retrieval/request";
+import { parseRetrieveBody } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
 import type { TenantDirectory } from "../../tenants/types";
 import { HttpProblem } from "../errors";
 import { guardedRoute, type HotRoute } from "../hot";
 import { refusalProblem, sendUpstream } from "../outcome";
-import { abortOnClose, sendJson } from "../plain";
+import { closeSignal, sendJson } from "../plain";
 import type { KeyLimits } from "../rate-limit";
 import { describeZodError } from "../validation";
 
@@ -20,9 +20,10 @@ export function retrieveRoute(deps: {
 }): HotRoute {
   const route = { path: "/v1/retrieve", scope: "retrieve", bodyLimit: "64kb" } as const;
   return guardedRoute(deps, route, async function retrieve(_req, res, { principal, body: raw }) {
-    const parsed = retrieveBodySchema.safeParse(raw);
+    const parsed = parseRetrieveBody(raw);
     if (!parsed.success) throw new HttpProblem("VALIDATION_FAILED", describeZodError(parsed.error));
     const body = parsed.data;
+    const signal = closeSignal(res);
     const outcome = await deps.retrieval.retrieve({
       principal,
       userId: body.userId,
@@ -34,7 +35,9 @@ export function retrieveRoute(deps: {
       turn: { sessionId: body.sessionId, useMemory: body.useMemory },
       ...(body.turnTime === undefined ? {} : { turnTime: Date.parse(body.turnTime) }),
       ...(body.detail === undefined ? {} : { detail: body.detail }),
-      signal: abortOnClose(res),
+      get signal() {
+        return signal();
+      },
     });
     // Which policy answered (the default, the user's canary, or the one asked for): as the drop-in doors say it.
     if (outcome.kind === "payload" || outcome.kind === "fallback") {
