@@ -133,3 +133,24 @@ export function abortOnClose(res: ServerResponse): AbortSignal {
   });
   return controller.signal;
 }
+
+/**
+ * `abortOnClose`, with the signal made only when first asked for (a cache hit never asks: an AbortSignal is not
+ * free). The client going away is watched from now on: a signal asked for after that is made aborted.
+ */
+export function closeSignal(res: ServerResponse): () => AbortSignal {
+  let controller: AbortController | undefined;
+  let gone = false;
+  res.once("close", () => {
+    if (res.writableFinished) return;
+    gone = true;
+    controller?.abort();
+  });
+  return () => {
+    if (controller === undefined) {
+      controller = new AbortController();
+      if (gone) controller.abort();
+    }
+    return controller.signal;
+  };
+}
