@@ -64,6 +64,11 @@ interface Instruments {
   /** The semantic conventions' HTTP server metrics (not in the catalogue: their names are the conventions'). */
   httpServerDuration: Histogram;
   httpActiveRequests: UpDownCounter;
+  /**
+   * `http.server.active_requests` changes not yet added, by method: a request's +1 and −1 are summed here and added
+   * to the instrument when the metrics are read (`flushActiveRequests`), the same sums as two adds per request.
+   */
+  activePending: Map<string, number>;
 }
 
 /** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
@@ -145,6 +150,9 @@ function create(provider: MeterProvider): Instruments {
     unit: METRICS.cacheHitRate.unit,
   });
   hitRate.addCallback((result: ObservableResult) => {
+    // Every collection runs the observable callbacks before it reads the other instruments: the in-flight
+    // requests' pending changes go in first.
+    flushActiveRequests(instruments);
     const ratio = cacheHitWindow.ratio();
     if (ratio !== undefined) result.observe(ratio);
   });
@@ -234,6 +242,7 @@ function create(provider: MeterProvider): Instruments {
       description: "Number of active HTTP server requests.",
       unit: "{request}",
     }),
+    activePending: new Map(),
   };
   // Counters whose label sets are known up front start at 0: a series that exists before its first event keeps
   // `rate()` and `increase()` alerts correct (no "absent" series).
@@ -277,7 +286,15 @@ export function recordHttpServerDuration(seconds: number, attributes: Attributes
 
 /** One HTTP request started (+1) or ended (-1): `http.server.active_requests`, the in-flight gauge. */
 export function recordActiveRequest(delta: 1 | -1, method: string): void {
-  instruments().httpActiveRequests.add(delta, { "http.request.method": method, "url.scheme": "http" });
+  const pending = instruments().activePending;
+  pending.set(method, (pending.get(method) ?? 0) + delta);
+}
+
+/** The pending `http.server.active_requests` changes added (a method seen since the last read is added, 0 too). */
+function flushActiveRequests(i: Instruments): void {
+  for (const [method, delta] of i.activePending)
+    i.httpActiveRequests.add(delta, { "http.request.method": method, "url.scheme": "http" });
+  i.activePending.clear();
 }
 
 /**
