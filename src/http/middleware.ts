@@ -36,6 +36,8 @@ export function jsonBodyReader(limit = "64kb"): JsonBodyReader {
   const maxBytes = limitBytes(limit);
   return function readJsonBody(req, res) {
     const length = headerOf(req, "content-length");
+    if (maxBytes !== undefined && length !== undefined && plainJson(req, length, maxBytes))
+      return readPlainJson(req, Number(length));
     const hasBody =
       length !== "0" && (length !== undefined || headerOf(req, "transfer-encoding") !== undefined);
     if (hasBody && !typeis(req, ["application/json", "application/*+json"])) {
@@ -57,6 +59,116 @@ export function jsonBodyReader(limit = "64kb"): JsonBodyReader {
       });
     });
   };
+}
+
+/** The content types a plain body may have (any other goes through type-is and body-parser). */
+const PLAIN_JSON_TYPES = new Set(["application/json", "application/json; charset=utf-8"]);
+
+/**
+ * Whether a request's body is the plain case: `application/json` (UTF-8), not encoded, not chunked, its length
+ * declared in canonical digits and within the limit. type-is and body-parser would take it as JSON, read exactly
+ * that many bytes as UTF-8 and parse them: `readPlainJson` does the same without their per-request machinery.
+ */
+function plainJson(req: IncomingMessage, length: string, maxBytes: number): boolean {
+  const { headers } = req;
+  const type = headers["content-type"];
+  if (type === undefined || !PLAIN_JSON_TYPES.has(type.toLowerCase())) return false;
+  if (headers["content-encoding"] !== undefined || headers["transfer-encoding"] !== undefined) return false;
+  // A request body-parser would see as finished (on-finished: upgraded, no socket, or nothing left to read) is its.
+  const { socket } = req;
+  if (
+    (req as { upgrade?: boolean }).upgrade === true ||
+    req.destroyed ||
+    !socket?.readable ||
+    (req.complete && !req.readable)
+  )
+    return false;
+  const declared = Number(length);
+  return (
+    Number.isSafeInteger(declared) && declared > 0 && declared <= maxBytes && String(declared) === length
+  );
+}
+
+/** The index of the first character that is not JSON whitespace (space, tab, LF, CR). */
+function firstNonBlank(text: string): number {
+  let i = 0;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+  }
+  return i;
+}
+
+/** An error as body-parser reports it (`type`, a 4xx `status`): `answerError` answers it the same way. */
+function bodyError(message: string, type: string): Error {
+  return Object.assign(new Error(message), { type, status: 400, statusCode: 400, expose: true });
+}
+
+/**
+ * A plain JSON body (`plainJson`) read and parsed as body-parser's strict JSON parser does: UTF-8 with a leading
+ * BOM dropped (iconv-lite's decoding), a first non-blank character `{` or `[`, `JSON.parse`; the body is also
+ * `req.body`. Failures carry body-parser's error types: `entity.parse.failed`, `request.aborted`,
+ * `request.size.invalid`, or the stream's own error.
+ */
+function readPlainJson(req: IncomingMessage, expected: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("aborted", onAborted);
+      req.off("error", onError);
+      req.off("close", onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    };
+    const onAborted = () => {
+      cleanup();
+      reject(bodyError("request aborted", "request.aborted"));
+    };
+    const onError = (err: unknown) => {
+      cleanup();
+      reject(err);
+    };
+    const onEnd = () => {
+      cleanup();
+      if (received !== expected) {
+        reject(bodyError("request size did not match content length", "request.size.invalid"));
+        return;
+      }
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
+      let text = bytes.toString("utf8");
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      // body-parser's special case: an empty body (here, only a BOM) is `{}`.
+      if (text.length === 0) {
+        (req as { body?: unknown }).body = {};
+        resolve({});
+        return;
+      }
+      const first = text.charCodeAt(firstNonBlank(text));
+      if (first !== 0x7b && first !== 0x5b) {
+        reject(bodyError("the body is not a JSON object or array", "entity.parse.failed"));
+        return;
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (err) {
+        reject(bodyError(err instanceof Error ? err.message : "invalid JSON", "entity.parse.failed"));
+        return;
+      }
+      (req as { body?: unknown }).body = body;
+      resolve(body);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("aborted", onAborted);
+    req.on("error", onError);
+    req.on("close", onAborted); // gone before its end (after the end, `cleanup` took this listener off)
+  });
 }
 
 /** `jsonBodyReader` as a step: the body in `req.body`. */
