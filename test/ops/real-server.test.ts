@@ -146,6 +146,15 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
       child.on("exit", (code) => reject(new Error(`exited early with ${code}: ${stdout}${stderr}`)));
     });
 
+    // As a load balancer would: traffic once /readyz says ready (Redis connected: a request before that is answered
+    // with the cache bypassed, which a slow boot on a loaded machine shows).
+    const until = Date.now() + 15_000;
+    for (;;) {
+      const probe = (await (await fetch(`${base}/readyz`)).json()) as { status: string };
+      if (probe.status === "ready" || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+
     // A miss, then a hit; a user the store has no memories for; the caller-side fallbacks.
     expect((await answered(KEYS.acme, { userId: "ana", query: "what do I order?" })).metadata.cache).toBe(
       "miss",
