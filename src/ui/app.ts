@@ -722,6 +722,7 @@ async function evalStream(key: string, body: unknown, signal: AbortSignal): Prom
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
+  let result: EvalAnswer | undefined;
   for (;;) {
     const { value, done } = await reader.read();
     if (value !== undefined) buffered += value;
@@ -733,10 +734,15 @@ async function evalStream(key: string, body: unknown, signal: AbortSignal): Prom
       if (line === "") continue;
       const parsed = JSON.parse(line) as EvalLine;
       if ("progress" in parsed) showProgress(parsed.progress.done, parsed.progress.total);
-      else if ("result" in parsed) return parsed.result;
+      else if ("result" in parsed) result = parsed.result;
       else throw new ApiError(`${parsed.problem.code}: ${parsed.problem.detail}`);
     }
-    if (done) throw new ApiError("the gateway closed the answer before its end");
+    // The answer is read to its end (the result is its last line): a body left unread is a request the browser
+    // aborts later, when the page goes away.
+    if (done) {
+      if (result !== undefined) return result;
+      throw new ApiError("the gateway closed the answer before its end");
+    }
   }
 }
 
