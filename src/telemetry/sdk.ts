@@ -48,11 +48,12 @@ export function startTelemetry(opts: StartOptions = {}): Telemetry {
       : cfg.traces === undefined
         ? { spanProcessors: [] }
         : {};
+  const instrumentations = createInstrumentations();
   const sdk = new NodeSDK({
     ...(cfg.serviceName === undefined ? {} : { serviceName: cfg.serviceName }),
     // memgate's one AsyncLocalStorage: the request id rides in the same context (./log-context.ts).
     contextManager,
-    instrumentations: createInstrumentations(),
+    instrumentations,
     metricReaders: [prometheus, ...pushMetricReaders(cfg, process.env), ...(opts.metricReaders ?? [])],
     logRecordProcessors: [],
     ...traces,
@@ -63,6 +64,10 @@ export function startTelemetry(opts: StartOptions = {}): Telemetry {
     async shutdown() {
       releasePrometheusReader(prometheus);
       await sdk.shutdown();
+      // NodeSDK's shutdown ends the providers but leaves the instrumentations patched — undici's listens on a
+      // process-wide diagnostics channel, so a later SDK in the same process (tests; a restart in process) would
+      // send a second, stale traceparent on every backend call. Unpatch them.
+      for (const instrumentation of instrumentations.flat()) instrumentation.disable();
     },
   };
   setActiveTelemetry(telemetry);
