@@ -39,15 +39,8 @@ export function relativeTokens(
   topK: number,
   tokenizer: Tokenizer,
 ): number {
-  let total = 0;
-  let found = 0;
-  for (const item of items) {
-    if (found >= topK) break;
-    if (item.origin === "reply") continue;
-    found++;
-    total += tokenizer.count(item.content);
-  }
-  return total;
+  // `measureRelative` without its early stop (no budget is ever reached): one loop for both.
+  return measureRelative(items, { topK, share: 0 }, Number.POSITIVE_INFINITY, tokenizer).tokens;
 }
 
 /** The budget of a request under `budget.relative`: min(maxTokens, max(minTokens, floor(share × T))). */
