@@ -105,11 +105,7 @@ export class RequestIndex {
   answerFit(text: string, j: number, type: AnswerType): number {
     const facts = this.entry(text).facts;
     facts.fits ??= new Map();
-    let fits = facts.fits.get(type);
-    if (fits === undefined) {
-      fits = new Float64Array(this.spans(text).length).fill(-1);
-      facts.fits.set(type, fits);
-    }
+    const fits = perSentence(facts.fits, type, Float64Array, text, facts);
     let fit = fits[j] ?? 0;
     if (fit < 0) {
       const span = this.spans(text)[j] as SentenceSpan;
@@ -127,11 +123,7 @@ export class RequestIndex {
     const facts = this.entry(text).facts;
     const base = tokenizer === this.counting && this.base !== undefined ? this.base : tokenizer;
     facts.tokens ??= new Map();
-    let tokens = facts.tokens.get(base);
-    if (tokens === undefined) {
-      tokens = new Int32Array(this.spans(text).length).fill(-1);
-      facts.tokens.set(base, tokens);
-    }
+    const tokens = perSentence(facts.tokens, base, Int32Array, text, facts);
     let n = tokens[j] ?? 0;
     if (n < 0) {
       const span = this.spans(text)[j] as SentenceSpan;
@@ -257,6 +249,26 @@ function wordId(src: string, i: number, j: number, hash: number, ascii: boolean)
   table.hashes[slot] = key;
   table.ids[slot] = id;
   return id;
+}
+
+/**
+ * `byKey`'s array for `key`: one value per sentence of `text` (whose facts are `facts`), −1 until computed; made
+ * when first asked.
+ */
+function perSentence<K, A extends Float64Array | Int32Array>(
+  byKey: Map<K, A>,
+  key: K,
+  Values: new (length: number) => A,
+  text: string,
+  facts: TextFacts,
+): A {
+  let values = byKey.get(key);
+  if (values === undefined) {
+    facts.spans ??= sentenceSpans(text);
+    values = new Values(facts.spans.length).fill(-1) as A;
+    byKey.set(key, values);
+  }
+  return values;
 }
 
 /** Whether `text[i, j)` lower-cased (ASCII) is `word`. */
