@@ -12,6 +12,7 @@ import type { Candidate } from "../src/pipeline/types";
 import type { CompiledPolicy } from "../src/policy/compile";
 import type { Policy, TokenizerName } from "../src/policy/schema";
 import { type CorpusOptions, describeCorpus, makeCandidateSets } from "./lib/corpus";
+import { stageTimes } from "./lib/stage-times";
 import {
   bytes,
   callsFor,
@@ -719,19 +720,8 @@ function observedStages(
   /** Empty the caches shared across requests before every call (see `Case.cold`). */
   cold = false,
 ): string {
-  const byStage = new Map<string, number[]>();
+  const { byStage, observer } = stageTimes(1e6);
   const whole: number[] = [];
-  const observer = {
-    now: () => performance.now(),
-    stage(trace: { stage: string }, startedAt: number, endedAt: number) {
-      let list = byStage.get(trace.stage);
-      if (list === undefined) {
-        list = [];
-        byStage.set(trace.stage, list);
-      }
-      list.push((endedAt - startedAt) * 1e6);
-    },
-  };
   const call = (i: number) =>
     runPipeline(
       { userId: USER, query: QUERY, candidates: sets[i % sets.length] ?? [], backend: "local" },

@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { makeCandidateSets } from "../bench/lib/corpus";
+import { stageTimes } from "../bench/lib/stage-times";
 import { percentile } from "../bench/lib/stats";
 import type { Candidate } from "../src/pipeline/types";
 
@@ -46,18 +47,7 @@ const candidatesFor = (i: number): Candidate[] => {
   return set.map((c) => ({ ...c, content: c.content.replace(/[.!?。！？]/g, (end) => ` q${serial}${end}`) }));
 };
 
-const byStage = new Map<string, number[]>();
-const observer = {
-  now: () => performance.now(),
-  stage(trace: { stage: string }, startedAt: number, endedAt: number) {
-    let list = byStage.get(trace.stage);
-    if (list === undefined) {
-      list = [];
-      byStage.set(trace.stage, list);
-    }
-    list.push((endedAt - startedAt) * 1000);
-  },
-};
+const { byStage, observer } = stageTimes(1000);
 let sink = 0;
 const cpu: number[] = [];
 const call = (i: number) => {
