@@ -96,7 +96,7 @@ export function toWorkItem(c: Candidate): WorkItem {
  * `topK`, with `budget.fill`'s reserve; `beyond_topK` / `beyond_maxMemories`). Trace only: the applied filter and
  * the span stay one step.
  */
-export function splitTopK(t: StageTrace | undefined): StageTrace[] {
+function splitTopK(t: StageTrace | undefined): StageTrace[] {
   if (t === undefined) return [];
   const { topK, reserve, ...rest } = t.detail ?? {};
   if (topK === undefined) return [t];
