@@ -2,6 +2,9 @@
  * RecentCache (src/pipeline/text/recent.ts): the bounded two-generation cache behind the BPE tokenizer's
  * whole-text counts.
  */
+
+import { countTokens as cl100kCount } from "gpt-tokenizer/cjs/encoding/cl100k_base";
+import { countTokens as o200kCount } from "gpt-tokenizer/cjs/encoding/o200k_base";
 import { clearRecentCaches, RecentCache } from "../../src/pipeline/text/recent";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 
@@ -54,9 +57,10 @@ describe("BPE whole-text counts", () => {
     "%s: a count read from the cache is the count, for a text and its slices",
     (name) => {
       const tokenizer = getTokenizer(name);
-      // Long enough to be kept (128 code units or more), with a sentence that is not.
+      // Long enough to be kept (128 code units or more; checked below), with a sentence that is not.
       const text =
         "Maya: I finally booked the trip to Lisbon. The doctor said my blood pressure is fine, and we fly out on the 14th of May at 9:40!";
+      expect(text.length).toBeGreaterThanOrEqual(128);
       const first = tokenizer.count(text);
       const sentence = text.slice(6, 42);
       const sentenceFirst = tokenizer.count(sentence);
@@ -64,6 +68,11 @@ describe("BPE whole-text counts", () => {
       expect(tokenizer.count(`${text.slice(0, 10)}${text.slice(10)}`)).toBe(first);
       expect(tokenizer.count(text.slice(6, 42))).toBe(sentenceFirst);
       expect(first).toBeGreaterThan(sentenceFirst);
+      // …and the cached counts are gpt-tokenizer's own, not only what the cache stored (this text has no special
+      // tokens, so memgate's count is the library's).
+      const reference = name === "o200k_base" ? o200kCount : cl100kCount;
+      expect(tokenizer.count(`${text.slice(0, 7)}${text.slice(7)}`)).toBe(reference(text));
+      expect(tokenizer.count(text.slice(6, 42))).toBe(reference(text.slice(6, 42)));
     },
   );
 });
