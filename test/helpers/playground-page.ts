@@ -3,6 +3,8 @@
  * (test/ui/playground.browser.test.ts) and the README screenshot (scripts/screenshot.ts) use the same steps.
  */
 import { existsSync } from "node:fs";
+import { createServer, type RequestListener, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 /** Debian's chromium (`apt-get install chromium`, .ci/run); MEMGATE_CHROMIUM names another binary. */
@@ -27,6 +29,48 @@ export async function launchChromium(): Promise<Browser> {
     );
   }
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Serves `app` (a harness's gateway) on a free loopback port. */
+export async function serveOnLoopback(app: RequestListener): Promise<{ server: Server; url: string }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+export interface WatchOptions {
+  /** Watch responses: one of 400 or more is a problem unless this says it is expected. */
+  responses?: (status: number, url: string) => boolean;
+  /** Watch failed requests too, but the dev-mode probe (GET /ui/mode on load), aborted when a test navigates again. */
+  failedRequests?: boolean;
+}
+
+/**
+ * Records what should not happen in the page (a CSP violation, a script error…): script errors and console errors,
+ * and with `options` responses of 400 or more and failed requests. When responses are watched, the console's
+ * "Failed to load resource" lines are left to them (reported with their URL).
+ */
+export function watchPage(page: Page, options: WatchOptions = {}): string[] {
+  const problems: string[] = [];
+  const { responses, failedRequests = false } = options;
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() !== "error") return;
+    if (responses && m.text().startsWith("Failed to load resource")) return;
+    problems.push(`console: ${m.text()}`);
+  });
+  if (responses) {
+    page.on("response", (r) => {
+      if (r.status() >= 400 && !responses(r.status(), r.url())) problems.push(`${r.status()} ${r.url()}`);
+    });
+  }
+  if (failedRequests) {
+    page.on("requestfailed", (r) => {
+      if (r.url().endsWith("/ui/mode") && r.failure()?.errorText === "net::ERR_ABORTED") return;
+      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`);
+    });
+  }
+  return problems;
 }
 
 /** Opens /ui, pastes the key (typed, then Enter) and waits until the page knows the key's tenant. */

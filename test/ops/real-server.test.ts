@@ -11,12 +11,13 @@
  * required. Also here: scrapes log nothing at warn or above; the tenant label and the zero-initialized series;
  * the runtime and process metrics.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { ensureBuilt, startGateway } from "../redis/gateway-process";
 import { keysUnder, REDIS_URL, requireRedis, testPrefix } from "../redis/redis-helpers";
 import { type Family, parsePrometheusText } from "../telemetry/prom-parse";
 import {
@@ -34,7 +35,6 @@ import { indexSeries, problemsOf, type SeriesIndex } from "./promql";
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>(["redis", "shadow", "canary"]);
 
 const REDIS_PREFIX = testPrefix("real-server");
-const BIN = join(ROOT, "bin/memgate.js");
 const key = () => `mg_test_${randomBytes(12).toString("hex")}`;
 const sha256 = (k: string) => createHash("sha256").update(k).digest("hex");
 const KEYS = { acme: key(), globex: key(), idle: key() };
@@ -67,13 +67,6 @@ function tenantsFile(): string {
   });
 }
 
-function ensureBuilt(): void {
-  if (!existsSync(join(ROOT, "dist/telemetry/register.js")) || !existsSync(join(ROOT, "dist/cli/main.js"))) {
-    const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`npm run build failed: ${r.stderr}`);
-  }
-}
-
 interface LogLine {
   level: number;
   msg?: string;
@@ -85,8 +78,8 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
   let dir: string;
   let child: ChildProcess;
   let base: string;
-  let stdout = "";
-  let stderr = "";
+  let stdout: () => string;
+  let stderr: () => string;
   let scrape: string;
   let families: Map<string, Family>;
   let series: SeriesIndex;
@@ -115,10 +108,8 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
     ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), "memgate-real-server-"));
     writeFileSync(join(dir, "tenants.yaml"), tenantsFile());
-    child = spawn(process.execPath, [BIN, "serve"], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
+    const gateway = await startGateway(
+      {
         PORT: "0",
         HOST: "127.0.0.1",
         LOG_LEVEL: "debug",
@@ -126,25 +117,12 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
         MEMGATE_METRICS_CACHE_MS: "0",
         ...featureEnv,
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line: ${stdout}${stderr}`)), 20_000);
-      child.stdout?.on("data", () => {
-        const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      child.on("exit", (code) => reject(new Error(`exited early with ${code}: ${stdout}${stderr}`)));
-    });
+      "dist",
+    );
+    child = gateway.child;
+    base = gateway.url;
+    stdout = gateway.stdout;
+    stderr = gateway.stderr;
 
     // As a load balancer would: traffic once /readyz says ready (Redis connected: a request before that is answered
     // with the cache bypassed, which a slow boot on a loaded machine shows).
@@ -180,7 +158,7 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
     // The scrapes: one alone, then five at once; what the process logs meanwhile is kept.
-    const before = { out: stdout.length, err: stderr.length };
+    const before = { out: stdout().length, err: stderr().length };
     const first = await fetch(`${base}/metrics`);
     expect(first.status).toBe(200);
     scrape = await first.text();
@@ -188,7 +166,7 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
     expect(more.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     await Promise.all(more.map((r) => r.text()));
     await new Promise((r) => setTimeout(r, 200)); // the access log line is written when the response closes
-    scrapeLog = { lines: logLines(stdout.slice(before.out)), stderr: stderr.slice(before.err) };
+    scrapeLog = { lines: logLines(stdout().slice(before.out)), stderr: stderr().slice(before.err) };
     families = parsePrometheusText(scrape);
     series = indexSeries(families);
   }, 60_000);
@@ -306,6 +284,6 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
-    expect(logLines(stdout).filter((l) => l.level >= 50)).toEqual([]);
+    expect(logLines(stdout()).filter((l) => l.level >= 50)).toEqual([]);
   });
 });

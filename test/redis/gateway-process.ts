@@ -4,7 +4,8 @@
  * (so LOG_LEVEL must be info or lower). Every process started is stopped by `stopGateway` (SIGTERM, then
  * SIGKILL after 10 s), and killed when the test process exits, whatever happened.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "./redis-helpers";
 
@@ -13,13 +14,24 @@ export const ROOT = join(__dirname, "../..");
 export interface Gateway {
   child: ChildProcess;
   url: string;
+  /** stdout and stderr as they came. */
   output: () => string;
+  stdout: () => string;
+  stderr: () => string;
 }
 
 const running = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
+
+/** Builds dist/ (`npm run build`) when it is missing, for a test run alone that starts the gateway `from: "dist"`. */
+export function ensureBuilt(): void {
+  if (!existsSync(join(ROOT, "dist/telemetry/register.js")) || !existsSync(join(ROOT, "dist/cli/main.js"))) {
+    const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`npm run build failed: ${r.stderr}`);
+  }
+}
 
 /**
  * `from: "sources"` (the default) runs src/ through tsx; `"dist"` runs `node bin/memgate.js serve` as an operator
@@ -47,11 +59,15 @@ export async function startGateway(
   running.add(child);
   child.once("exit", () => running.delete(child));
   let out = "";
+  let stdout = "";
+  let stderr = "";
   child.stdout?.on("data", (c: Buffer) => {
     out += c.toString();
+    stdout += c.toString();
   });
   child.stderr?.on("data", (c: Buffer) => {
     out += c.toString();
+    stderr += c.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "memgate listening" line in 30 s:\n${out}`)), 30_000);
@@ -71,7 +87,7 @@ export async function startGateway(
     child.kill("SIGKILL");
     throw err;
   });
-  return { child, url, output: () => out };
+  return { child, url, output: () => out, stdout: () => stdout, stderr: () => stderr };
 }
 
 export async function stopGateway(g: Gateway): Promise<void> {

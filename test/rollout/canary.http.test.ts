@@ -9,19 +9,13 @@ import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { inCanary } from "../../src/rollout/canary";
 import { METRICS } from "../../src/telemetry/catalogue";
-import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
-import { makeCandidate } from "../helpers/items";
+import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { parsePrometheusText } from "../telemetry/prom-parse";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
+import { ANA_MEMORIES, tenantsWithRollout } from "./fixtures";
 
-const CANARY = tenantsYaml().replace(
-  'policies: { allowed: ["*"], default: default }',
-  'policies: { allowed: ["*"], default: default, canary: { policy: fast, percent: 30 } }',
-);
-const memories = [
-  makeCandidate({ id: "m1", content: "Ana orders an oat milk flat white every morning.", score: 0.92 }),
-  makeCandidate({ id: "m2", content: "Ana is allergic to hazelnuts.", score: 0.71 }),
-];
+const CANARY = tenantsWithRollout("canary: { policy: fast, percent: 30 }");
+const memories = ANA_MEMORIES.slice(0, 2);
 const USERS = Array.from({ length: 300 }, (_, i) => `user-${i}`);
 
 describe("canary policy on live traffic", () => {

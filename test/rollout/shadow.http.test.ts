@@ -8,26 +8,12 @@ import request from "supertest";
 import type { ShadowReport } from "../../src/rollout/shadow";
 import { METRICS } from "../../src/telemetry/catalogue";
 import type { ShadowReport as PageShadowReport } from "../../src/ui/wire";
-import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
-import { makeCandidate } from "../helpers/items";
+import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { parsePrometheusText, type Sample } from "../telemetry/prom-parse";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
+import { ANA_MEMORIES, LEAN, SHADOWED } from "./fixtures";
 
-/** The shadow: at most two memories scoring 0.5 or more, no budget fill. */
-const LEAN =
-  "name: lean\nversion: 1\ntokenizer: approx\nretrieval: { topK: 2, minScore: 0.5 }\nbudget: { fill: false }\n";
-const SHADOWED = tenantsYaml().replace(
-  'policies: { allowed: ["*"], default: default }',
-  'policies: { allowed: ["*"], default: default, shadow: { policy: lean, sample: 1 } }',
-);
-
-const memories = [
-  makeCandidate({ id: "m1", content: "Ana orders an oat milk flat white every morning.", score: 0.92 }),
-  makeCandidate({ id: "m2", content: "Ana is allergic to hazelnuts.", score: 0.71 }),
-  makeCandidate({ id: "m3", content: "Ana moved to Lisbon in 2024.", score: 0.55 }),
-  makeCandidate({ id: "m4", content: "Ana's sister is called Marta.", score: 0.3 }),
-  makeCandidate({ id: "m5", content: "Ana prefers window seats on trains.", score: 0.2 }),
-];
+const memories = ANA_MEMORIES;
 
 const turn = (userId: string, query: string) => ({
   userId,

@@ -4,21 +4,11 @@
  * from Redis runs none), nothing of the shadow's in Redis.
  */
 import request from "supertest";
-import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
-import { makeCandidate } from "../helpers/items";
+import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { deleteKeys, keysUnder, REDIS_URL, requireRedis, testPrefix, waitFor } from "../redis/redis-helpers";
+import { ANA_MEMORIES, LEAN, SHADOWED } from "./fixtures";
 
-const LEAN =
-  "name: lean\nversion: 1\ntokenizer: approx\nretrieval: { topK: 2, minScore: 0.5 }\nbudget: { fill: false }\n";
-const SHADOWED = tenantsYaml().replace(
-  'policies: { allowed: ["*"], default: default }',
-  'policies: { allowed: ["*"], default: default, shadow: { policy: lean, sample: 1 } }',
-);
-const memories = [
-  makeCandidate({ id: "m1", content: "Ana orders an oat milk flat white every morning.", score: 0.92 }),
-  makeCandidate({ id: "m2", content: "Ana is allergic to hazelnuts.", score: 0.71 }),
-  makeCandidate({ id: "m3", content: "Ana moved to Lisbon in 2024.", score: 0.55 }),
-];
+const memories = ANA_MEMORIES.slice(0, 3);
 const turn = (query: string) => ({
   userId: "ana",
   sessionId: "s-1",

@@ -6,21 +6,16 @@
  * no memgate process is left, and the port is free again.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
+import type { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
+import { ensureBuilt } from "../redis/gateway-process";
+import { startSlowOpenMemory } from "./slow-openmemory";
 
 const ROOT = join(__dirname, "../..");
 const SLOW_MS = 1_000;
-
-function ensureBuilt(): void {
-  if (!existsSync(join(ROOT, "dist/cli/main.js"))) {
-    const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`npm run build failed: ${r.stderr}`);
-  }
-}
 
 /** A port nothing listens on now (the kernel's pick, released). */
 async function freePort(): Promise<number> {
@@ -75,16 +70,7 @@ describe("npm start and SIGTERM", () => {
 
   beforeAll(ensureBuilt);
   beforeEach(async () => {
-    fake = await FakeOpenMemoryServer.start({ slowMs: SLOW_MS });
-    await fake.seed("u-1", [
-      {
-        id: "m1",
-        content: "Ana drinks coffee with oat milk.",
-        type: "fact",
-        timestamp: "2026-01-01T00:00:00.000Z",
-        sessionId: "s-1",
-      },
-    ]);
+    fake = await startSlowOpenMemory(SLOW_MS);
     dir = mkdtempSync(join(tmpdir(), "memgate-npm-start-"));
   });
   afterEach(async () => {

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
+import type { FakeOpenMemoryServer } from "../backends/fakes/openmemory-server";
+import { startSlowOpenMemory } from "./slow-openmemory";
 
 /**
  * Graceful shutdown of the real binary (`node bin/memgate.js serve`), proven end to end: a slow OpenMemory is
@@ -92,16 +93,7 @@ describe("graceful shutdown of `memgate serve` (child process, SIGTERM)", () => 
 
   beforeAll(ensureBuilt);
   beforeEach(async () => {
-    fake = await FakeOpenMemoryServer.start({ slowMs: SLOW_MS });
-    await fake.seed("u-1", [
-      {
-        id: "m1",
-        content: "Ana drinks coffee with oat milk.",
-        type: "fact",
-        timestamp: "2026-01-01T00:00:00.000Z",
-        sessionId: "s-1",
-      },
-    ]);
+    fake = await startSlowOpenMemory(SLOW_MS);
     dir = mkdtempSync(join(tmpdir(), "memgate-shutdown-"));
   });
   afterEach(async () => {

@@ -3,20 +3,17 @@
  * file edited on disk while it runs: a key added works, a revoked key gets 401, a key's limit changes, all without
  * a restart; a bad edit is refused (the old file keeps serving), logged, and shown by /readyz as degraded.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashKey } from "../../src/tenants/keys";
+import { ensureBuilt, type Gateway, ROOT, startGateway, stopGateway } from "../redis/gateway-process";
 
-const ROOT = join(__dirname, "../..");
-const BIN = join(ROOT, "bin/memgate.js");
 const KEY_A = "mg_test_reload_a_0123456789";
 const KEY_B = "mg_test_reload_b_0123456789";
 
 let dir = "";
-let child: ChildProcess | undefined;
-let logs = "";
+let gateway: Gateway | undefined;
 let url = "";
 
 const tenantsFile = () => join(dir, "tenants.yaml");
@@ -60,50 +57,27 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`timed out waiting for ${what}; logs:\n${logs}`);
+  throw new Error(`timed out waiting for ${what}; logs:\n${gateway?.output() ?? ""}`);
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, "dist/cli/main.js"))) {
-    const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`npm run build failed: ${r.stderr}`);
-  }
+  ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), "memgate-tenants-reload-"));
   writeTenants([{ name: "a", key: KEY_A }]);
-  child = spawn(process.execPath, [BIN, "serve"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
+  gateway = await startGateway(
+    {
       PORT: "0",
       LOG_LEVEL: "info",
       MEMGATE_TENANTS_FILE: tenantsFile(),
       MEMGATE_POLICY_DIR: join(ROOT, "policies"),
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    logs += c.toString();
-  });
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line: ${logs}`)), 20_000);
-    child?.stdout?.on("data", (c: Buffer) => {
-      logs += c.toString();
-      const m = /"url":"(http:\/\/[^"]+)"/.exec(logs);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child?.on("exit", (code) => reject(new Error(`exited early with ${code}: ${logs}`)));
-  });
-}, 30_000);
+    "dist",
+  );
+  url = gateway.url;
+}, 40_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child?.on("exit", r));
-    child.kill("SIGTERM");
-    await exited;
-  }
+  if (gateway) await stopGateway(gateway);
   if (dir !== "") rmSync(dir, { recursive: true, force: true });
 });
 
@@ -114,8 +88,8 @@ test("a key added works and a revoked key gets 401, without a restart", async ()
   writeTenants([{ name: "b", key: KEY_B }]); // b added, a revoked
   await waitFor("key b accepted", async () => (await retrieve(KEY_B)).status === 200);
   expect((await retrieve(KEY_A)).status).toBe(401);
-  expect(logs).toContain('"event":"tenants.reloaded"');
-  expect(child?.exitCode).toBeNull();
+  expect(gateway?.output()).toContain('"event":"tenants.reloaded"');
+  expect(gateway?.child.exitCode).toBeNull();
 }, 20_000);
 
 test("a key's limit changes without a restart", async () => {
@@ -144,8 +118,8 @@ test("a bad edit is refused: the old file keeps serving, the error is logged and
   expect(check?.detail).toContain("change rejected");
   expect(check?.detail).toContain("tenants.yaml:4: tenants[0].keys[0].scopess: unknown key");
   expect(check?.detail).not.toContain(dir); // the server's path stays out of an open probe
-  expect(logs).toContain('"event":"tenants.rejected"');
-  expect(logs).toContain("tenants file change rejected; the previous file keeps serving");
+  expect(gateway?.output()).toContain('"event":"tenants.rejected"');
+  expect(gateway?.output()).toContain("tenants file change rejected; the previous file keeps serving");
   // The old file keeps serving: b still works, a is still revoked.
   expect((await retrieve(KEY_B)).status).toBe(200);
   expect((await retrieve(KEY_A)).status).toBe(401);

@@ -3,8 +3,7 @@
  * (fake Zep behind it). Leaves a screenshot in test-results/playground.png.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -12,7 +11,13 @@ import { checkPolicyText } from "../../src/policy/compile";
 import { EDITOR_FILE } from "../../src/retrieval/playground";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
-import { launchChromium, openPlayground, runComparison } from "../helpers/playground-page";
+import {
+  launchChromium,
+  openPlayground,
+  runComparison,
+  serveOnLoopback,
+  watchPage,
+} from "../helpers/playground-page";
 
 jest.setTimeout(30_000);
 
@@ -35,7 +40,7 @@ describe("the policy playground in chromium", () => {
   let url: string;
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   const dir = mkdtempSync(join(tmpdir(), "memgate-ui-"));
 
@@ -72,28 +77,14 @@ describe("the policy playground in chromium", () => {
       makeCandidate({ id: "m1", content: "Write to ana@example.com about the decaf order.", score: 0.55 }),
       makeCandidate({ id: "low", content: "Unrelated note about parking.", score: 0.1 }),
     ]);
-    server = createServer(h.app);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, url } = await serveOnLoopback(h.app));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // A CSP violation, a script error or a failed request is a finding, whatever the test checks.
-    page.on("console", (m) => {
-      // A failed load is reported below with its URL; anything else logged as an error (a CSP violation) is kept.
-      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) {
-        problems.push(`console: ${m.text()}`);
-      }
-    });
-    page.on("response", (r) => {
+    problems = watchPage(page, {
       // The refused comparison of the validation test is a 400 on purpose.
-      const expected = r.status() === 400 && r.url().endsWith("/v1/playground/compare");
-      if (r.status() >= 400 && !expected) problems.push(`${r.status()} ${r.url()}`);
-    });
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("requestfailed", (r) => {
-      // The page's dev-mode probe (GET /ui/mode on load) may still be in flight when a test navigates again.
-      if (r.url().endsWith("/ui/mode") && r.failure()?.errorText === "net::ERR_ABORTED") return;
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`);
+      responses: (status, u) => status === 400 && u.endsWith("/v1/playground/compare"),
+      failedRequests: true,
     });
   });
 

@@ -6,14 +6,13 @@
  * page says any key works and lists the local store's users.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
-import { launchChromium, openPlayground } from "../helpers/playground-page";
+import { launchChromium, openPlayground, serveOnLoopback, watchPage } from "../helpers/playground-page";
 
 jest.setTimeout(60_000);
 
@@ -25,26 +24,6 @@ version: 1
 retrieval: { topK: 2, minScore: 0.5, clipSentences: 1 }
 clip: { mode: relevant }
 `;
-
-/** Serves `h.app` on a free loopback port. */
-async function serve(h: Harness): Promise<{ server: Server; url: string }> {
-  const server = createServer(h.app);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-/** Records what should not happen in the page: console errors, script errors, failed requests (minus `allowed`). */
-function watch(page: Page, allowed: (status: number, url: string) => boolean): string[] {
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(m.text());
-  });
-  page.on("response", (r) => {
-    if (r.status() >= 400 && !allowed(r.status(), r.url())) problems.push(`${r.status()} ${r.url()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  return problems;
-}
 
 describe("playground fixes in chromium (a tenant with a key)", () => {
   let h: Harness;
@@ -76,11 +55,13 @@ describe("playground fixes in chromium (a tenant with a key)", () => {
       makeCandidate({ id: "m1", content: "Ana tips the barista on Fridays.", score: 0.61 }),
       makeCandidate({ id: "m2", content: "Ana's office is near the station.", score: 0.58 }),
     ]);
-    ({ server, url } = await serve(h));
+    ({ server, url } = await serveOnLoopback(h.app));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // The refused comparison is a 400 on purpose; the cancelled eval is an aborted request, not a status.
-    problems = watch(page, (status, u) => status === 400 && u.endsWith("/v1/playground/compare"));
+    problems = watchPage(page, {
+      responses: (status, u) => status === 400 && u.endsWith("/v1/playground/compare"),
+    });
     await openPlayground(page, url, KEYS.acmeOps);
   });
 
@@ -207,7 +188,7 @@ describe("playground fixes in chromium (dev mode)", () => {
       localRecords: records,
       env: { MEMGATE_PLAYGROUND: "on", MEMGATE_BACKEND: "local" },
     });
-    ({ server, url } = await serve(h));
+    ({ server, url } = await serveOnLoopback(h.app));
     browser = await launchChromium();
   });
 
@@ -219,7 +200,7 @@ describe("playground fixes in chromium (dev mode)", () => {
 
   it("says any key works, connects by itself and lists the local store's users", async () => {
     const page = await browser.newPage();
-    const problems = watch(page, () => false);
+    const problems = watchPage(page, { responses: () => false });
     await page.goto(`${url}/ui`);
     const hint = page.locator("#dev-mode");
     await hint.waitFor();

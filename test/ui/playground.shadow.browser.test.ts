@@ -4,22 +4,14 @@
  * panel shows tokens, overlap and what each side drops most; Refresh picks up new runs. Needs the built page
  * (`npm run build`, dist/ui).
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import type { Browser, Page } from "playwright-core";
 import request from "supertest";
-import { type Harness, KEYS, makeHarness, tenantsYaml } from "../helpers/harness";
-import { makeCandidate } from "../helpers/items";
-import { launchChromium, openPlayground } from "../helpers/playground-page";
+import { type Harness, KEYS, makeHarness } from "../helpers/harness";
+import { launchChromium, openPlayground, serveOnLoopback, watchPage } from "../helpers/playground-page";
+import { ANA_MEMORIES, LEAN, SHADOWED } from "../rollout/fixtures";
 
 jest.setTimeout(30_000);
-
-const LEAN =
-  "name: lean\nversion: 1\ntokenizer: approx\nretrieval: { topK: 2, minScore: 0.5 }\nbudget: { fill: false }\n";
-const SHADOWED = tenantsYaml().replace(
-  'policies: { allowed: ["*"], default: default }',
-  'policies: { allowed: ["*"], default: default, shadow: { policy: lean, sample: 1 } }',
-);
 
 describe("the playground's shadow report in chromium", () => {
   let h: Harness;
@@ -27,7 +19,7 @@ describe("the playground's shadow report in chromium", () => {
   let url: string;
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   const retrieve = (query: string) =>
     request(url)
@@ -38,21 +30,11 @@ describe("the playground's shadow report in chromium", () => {
 
   beforeAll(async () => {
     h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on" }, policies: { lean: LEAN }, tenants: SHADOWED });
-    h.zep.acme?.setUser("ana", [
-      makeCandidate({ id: "m1", content: "Ana orders an oat milk flat white every morning.", score: 0.92 }),
-      makeCandidate({ id: "m2", content: "Ana is allergic to hazelnuts.", score: 0.71 }),
-      makeCandidate({ id: "m3", content: "Ana moved to Lisbon in 2024.", score: 0.55 }),
-      makeCandidate({ id: "m4", content: "Ana's sister is called Marta.", score: 0.3 }),
-    ]);
-    server = createServer(h.app);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    h.zep.acme?.setUser("ana", ANA_MEMORIES.slice(0, 4));
+    ({ server, url } = await serveOnLoopback(h.app));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("console", (m) => {
-      if (m.type() === "error") problems.push(`console: ${m.text()}`);
-    });
+    problems = watchPage(page);
   });
 
   afterAll(async () => {

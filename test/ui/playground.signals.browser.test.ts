@@ -5,13 +5,18 @@
  * screenshot of the ranked run in test-results/playground-signals.png.
  */
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { type Harness, KEYS, makeHarness } from "../helpers/harness";
 import { makeCandidate } from "../helpers/items";
-import { launchChromium, openPlayground, runComparison } from "../helpers/playground-page";
+import {
+  launchChromium,
+  openPlayground,
+  runComparison,
+  serveOnLoopback,
+  watchPage,
+} from "../helpers/playground-page";
 
 jest.setTimeout(30_000);
 
@@ -28,7 +33,7 @@ describe("the playground's ranking signals in chromium", () => {
   let url: string;
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   beforeAll(async () => {
     h = await makeHarness({ env: { MEMGATE_PLAYGROUND: "on" }, policies: { ranked: RANKED } });
@@ -38,15 +43,10 @@ describe("the playground's ranking signals in chromium", () => {
       makeCandidate({ id: "f3", content: "Ana's bike has a flat tyre.", score: 0.5 }),
       makeCandidate({ id: "low", content: "Unrelated note about parking.", score: 0.1 }),
     ]);
-    server = createServer(h.app);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, url } = await serveOnLoopback(h.app));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("console", (m) => {
-      if (m.type() === "error") problems.push(`console: ${m.text()}`);
-    });
+    problems = watchPage(page);
   });
 
   afterAll(async () => {
