@@ -127,15 +127,11 @@ export function sendJson(res: ServerResponse, status: number, json: string | Buf
 
 /** A signal aborted when the client goes away before its answer is written (the listener goes with `close`). */
 export function abortOnClose(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
+  return closeSignal(res)();
 }
 
 /**
- * `abortOnClose`, with the signal made only when first asked for (a cache hit never asks: an AbortSignal is not
+ * `abortOnClose`'s mechanism, with the signal made only when first asked for (a cache hit never asks: an AbortSignal is not
  * free). The client going away is watched from now on: a signal asked for after that is made aborted.
  */
 export function closeSignal(res: ServerResponse): () => AbortSignal {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { RecentCache } from "../pipeline/text/recent";
 
 /**
  * Hash tags (Redis Cluster): only the part of a key between the first `{` and the next `}` picks its slot, so keys
@@ -11,19 +12,18 @@ export function slotTag(scope: string): string {
   let tag = tags.get(scope);
   if (tag === undefined) {
     tag = `{${hashScope(scope)}}`;
-    if (tags.size >= MAX_TAGS) tags.clear();
-    tags.set(scope, tag);
+    tags.set(scope, tag, tag.length);
   }
   return tag;
 }
 
 /**
  * The tags of the scopes seen last: one turn needs its user's tag for the cache key, the rate counter (the admission
- * script), the single-flight lock and the reinforcement hash; it is hashed once, not at each (issue 29). Bounded:
- * emptied when full (~150 KB at most), so a stream of new users costs the hash they cost before.
+ * script), the single-flight lock and the reinforcement hash; it is hashed once, not at each (issue 29). Bounded
+ * (the shared RecentCache: a user active in each generation keeps its tag), so a stream of new users costs the hash
+ * they cost before.
  */
-const MAX_TAGS = 1024;
-const tags = new Map<string, string>();
+const tags = new RecentCache<string>(1024, 1024 * 256);
 
 /** The scope of one user of one tenant (the per-user rate limit's key; its slot tag is the user's). */
 export function userScope(tenantId: string, userId: string): string {

@@ -8,6 +8,10 @@ import { MAX_DETAIL_IDS, MAX_TIMELINE_WINDOW } from "./disclosure";
  */
 export const ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.:@-]{1,128}$/;
 export const ID_RULE = 'must be 1–128 of [A-Za-z0-9_.:@-], not "." or ".."';
+/** A policy name (`policy` field); shared by the schemas and `parseRetrieveBody`'s fast path, so they cannot drift. */
+const POLICY_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+/** The longest `query` (code units). */
+const MAX_QUERY = 65_536;
 
 /**
  * The body of POST /v1/retrieve. Only what makes the request meaningless is a 400; what eligibility decides
@@ -17,12 +21,9 @@ export const retrieveBodySchema = z
   .object({
     userId: z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE),
     sessionId: z.unknown().optional().meta({ description: "Missing or invalid: SESSION_INVALID fallback." }),
-    query: z.string({ error: "must be a string" }).max(65_536).optional(),
+    query: z.string({ error: "must be a string" }).max(MAX_QUERY).optional(),
     useMemory: z.unknown().optional().meta({ description: "Anything but true: MEMORY_DISABLED fallback." }),
-    policy: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
-      .optional(),
+    policy: z.string().regex(POLICY_NAME, "must be a policy name").optional(),
     backend: z.enum(BACKEND_NAMES).optional(),
     overrides: z.record(z.string(), z.unknown()).optional(),
     explain: z.boolean().optional(),
@@ -41,7 +42,6 @@ export const retrieveBodySchema = z
 
 export type RetrieveBody = z.output<typeof retrieveBodySchema>;
 
-const POLICY_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
@@ -73,7 +73,7 @@ function plainRetrieveBody(raw: unknown): boolean {
       case "useMemory":
         break;
       case "query":
-        if (typeof v !== "string" || v.length > 65_536) return false;
+        if (typeof v !== "string" || v.length > MAX_QUERY) return false;
         break;
       case "policy":
         if (typeof v !== "string" || !POLICY_NAME.test(v)) return false;
@@ -95,10 +95,7 @@ function plainRetrieveBody(raw: unknown): boolean {
 }
 
 const userIdField = z.string({ error: "is required (a string)" }).regex(ID_PATTERN, ID_RULE);
-const policyField = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name")
-  .optional();
+const policyField = z.string().regex(POLICY_NAME, "must be a policy name").optional();
 /** A memory id as a backend gives it (local ids, Zep uuids, OpenMemory ids). */
 const memoryId = z.string({ error: "must be a memory id (a string)" }).min(1).max(256);
 

@@ -29,6 +29,7 @@ import { runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
 import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import { resolveTimeScope } from "../pipeline/query/time-scope";
+import { RecentCache } from "../pipeline/text/recent";
 import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy, OverrideCache } from "../policy/compile";
 import type { PolicyRegistry } from "../policy/registry-types";
@@ -151,16 +152,18 @@ class FlightHalt extends Error {
   }
 }
 
-/** The recent plain retrievals' cache keys remembered (`turnFor`), at most this many (cleared when full)… */
-const MEMO_KEYS = 1024;
-/** …and only for queries of at most this many code units. */
+/** Queries of at most this many code units have their cache key remembered (`turnFor`). */
 const MEMO_QUERY_CHARS = 512;
 const DAY_MS = 86_400_000;
+/**
+ * Cache keys of recent plain retrievals by what they are made of (tenant, backend, user, policy hash, day, query):
+ * the key is a pure function of these, so one process-wide bounded cache serves every service (the shared
+ * RecentCache, ~1,024 keys a generation).
+ */
+const recentKeys = new RecentCache<string>(1024, 1024 * 640);
 
 export class RetrievalService {
   private readonly admission: Admission;
-  /** Cache keys of recent plain retrievals by what they are made of (tenant, backend, user, policy hash, day, query). */
-  private readonly recentKeys = new Map<string, string>();
 
   constructor(private readonly deps: RetrievalDeps) {
     this.admission = deps.admission ?? new SeparateAdmission(deps);
@@ -298,12 +301,9 @@ export class RetrievalService {
       req.native === undefined && req.intent === undefined && req.query.length <= MEMO_QUERY_CHARS
         ? `${tenant.id}\u0000${backend}\u0000${req.userId}\u0000${compiled.hash}\u0000${analyzed ? Math.floor(turnTime / DAY_MS) : ""}\u0000${req.query}`
         : undefined;
-    const known = memo === undefined ? undefined : this.recentKeys.get(memo);
+    const known = memo === undefined ? undefined : recentKeys.get(memo);
     const cacheKey = known ?? this.cacheKeyOf(req, compiled, backend, turnTime, analyzed);
-    if (memo !== undefined && known === undefined) {
-      if (this.recentKeys.size >= MEMO_KEYS) this.recentKeys.clear();
-      this.recentKeys.set(memo, cacheKey);
-    }
+    if (memo !== undefined && known === undefined) recentKeys.set(memo, cacheKey, cacheKey.length);
     return {
       kind: "turn",
       req,

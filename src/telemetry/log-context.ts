@@ -26,7 +26,7 @@ import {
  * memgate never asks for (./http-server.ts binds no emitter) and neither do its instrumentations (ioredis, undici):
  * `bind` wraps functions only.
  */
-export class RequestContextManager implements ContextManager {
+class RequestContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
 
   active(): Context {

@@ -102,7 +102,7 @@ export type TenantSource = () => Iterable<TenantSeries>;
 const tenantSources = new Set<TenantSource>();
 
 /** The outcomes of an answered retrieval (`retrieval.requests`, `retrieval.latency_ms`). */
-export const RETRIEVAL_OUTCOMES = ["ok", "fallback"] as const;
+const RETRIEVAL_OUTCOMES = ["ok", "fallback"] as const;
 
 /** One /readyz check as the `readiness.check` gauge reads it. */
 export interface ReadinessReading {
@@ -117,7 +117,7 @@ export type ReadinessSource = () => Promise<ReadinessReading>;
 const readinessSources = new Set<ReadinessSource>();
 
 /** The `readiness.check` gauge's encoding: the higher, the worse. */
-export const READINESS_VALUES = { ok: 0, degraded: 1, failing: 2 } as const;
+const READINESS_VALUES = { ok: 0, degraded: 1, failing: 2 } as const;
 
 /**
  * The counters of every known tenant start at 0: `retrieval.requests` for each policy it may use and each
@@ -467,7 +467,7 @@ export interface ShadowLabels {
   shadow: string;
 }
 
-export const SHADOW_OUTCOMES = ["ran", "dropped", "error"] as const;
+const SHADOW_OUTCOMES = ["ran", "dropped", "error"] as const;
 export type ShadowOutcome = (typeof SHADOW_OUTCOMES)[number];
 
 /** Label sets known at boot (each tenant's default and canary policy with its shadow): their counters start at 0. */

@@ -3,6 +3,7 @@
  * only as templates, query strings only as parameter names.
  */
 import { createHmac, randomBytes } from "node:crypto";
+import { RecentCache } from "../pipeline/text/recent";
 
 /**
  * Path segments known to be fixed words of the gateway's, Zep's or OpenMemory's routes. Any other segment may be
@@ -110,9 +111,8 @@ export function configureUserHash(key: string | undefined): void {
   userHashes.clear();
 }
 
-/** Recent users' hashes (`tenant:userId` → hash), so a user's every turn is not one more HMAC; bounded, cleared when full. */
-const userHashes = new Map<string, string>();
-const USER_HASHES_MAX = 4096;
+/** Recent users' hashes (`tenant:userId` → hash), so a user's every turn is not one more HMAC; bounded (RecentCache). */
+const userHashes = new RecentCache<string>(4096, 4096 * 256);
 
 /**
  * The user as telemetry shows it: the first 16 hex of HMAC-SHA256 over `tenant:userId` under a key
@@ -125,8 +125,7 @@ export function hashUser(tenantId: string, userId: string): string {
   let hash = userHashes.get(subject);
   if (hash === undefined) {
     hash = createHmac("sha256", userHashKey).update(subject).digest("hex").slice(0, 16);
-    if (userHashes.size >= USER_HASHES_MAX) userHashes.clear();
-    userHashes.set(subject, hash);
+    userHashes.set(subject, hash, hash.length);
   }
   return hash;
 }

@@ -2,6 +2,7 @@
  * POST /v1/retrieve's body check without zod for a plain body (`parseRetrieveBody`, src/retrieval/request.ts):
  * for every body, the same verdict, the same data and the same error text as `retrieveBodySchema.safeParse`.
  */
+import fc from "fast-check";
 import { describeZodError } from "../../src/http/validation";
 import { parseRetrieveBody, retrieveBodySchema } from "../../src/retrieval/request";
 
@@ -51,5 +52,53 @@ describe("parseRetrieveBody", () => {
     if (ours.success && zods.success) expect(ours.data).toEqual(zods.data);
     if (!ours.success && !zods.success)
       expect(describeZodError(ours.error)).toBe(describeZodError(zods.error));
+  });
+});
+
+/**
+ * Bodies near the fast path's edges: a body the schema accepts (any of its plain fields present), then, most of the
+ * time, one field (or a field the schema does not have) set to a value of another type or form.
+ */
+const validBody = fc.record(
+  {
+    userId: fc.constantFrom("u-1", "a:b@c.d_e", "u".repeat(128)),
+    sessionId: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+    query: fc.string(),
+    useMemory: fc.oneof(fc.constant(true), fc.string()),
+    policy: fc.constantFrom("default", "a.b-c_1", "p".repeat(64)),
+    backend: fc.constantFrom("local", "zep", "openmemory"),
+    explain: fc.boolean(),
+    detail: fc.constantFrom("index", "full"),
+  },
+  { requiredKeys: ["userId"] },
+);
+const otherValue = fc.oneof(
+  fc.constantFrom(undefined, null, true, "", "true", ".", "..", "a b", "u".repeat(129), "Default", "-x"),
+  fc.constantFrom("p".repeat(65), "mem0", "summary", "yesterday", "2024-06-20T10:00:00Z"),
+  fc.constant("x".repeat(65_537)),
+  fc.integer(),
+  fc.string(),
+  fc.constant({}),
+);
+const fieldName = fc.constantFrom(
+  ..."userId sessionId query useMemory policy backend explain detail turnTime overrides topK".split(" "),
+);
+const bodyArb = fc
+  .tuple(validBody, fc.option(fc.tuple(fieldName, otherValue), { freq: 5 }))
+  .map(([body, change]) => (change === null ? body : { ...body, [change[0]]: change[1] }));
+
+describe("parseRetrieveBody (property)", () => {
+  it("answers as zod does for any body near the fast path's edges", () => {
+    fc.assert(
+      fc.property(bodyArb, (body) => {
+        const ours = parseRetrieveBody(body);
+        const zods = retrieveBodySchema.safeParse(body);
+        expect(ours.success).toBe(zods.success);
+        if (ours.success && zods.success) expect(ours.data).toEqual(zods.data);
+        if (!ours.success && !zods.success)
+          expect(describeZodError(ours.error)).toBe(describeZodError(zods.error));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
