@@ -88,8 +88,8 @@ export class SyncedRateLimiter implements RateLimiter {
 
   async consume(key: string, rule: RateRule): Promise<RateDecision> {
     if (!this.counters.ready()) return this.counters.insurance(key, rule);
-    // At most two reports: a window that ended while the first was in flight gets one more.
-    for (let reports = 0; reports < 3; ) {
+    // At most two reports: a window that ended while the first was in flight gets one more; then the insurance.
+    for (let reports = 0; ; ) {
       const now = this.now();
       const count = this.current(key, now);
       count.usedAt = now;
@@ -106,10 +106,9 @@ export class SyncedRateLimiter implements RateLimiter {
           return { allowed: true, retryAfterMs: 0, remaining: rule.points - used - 1, resetMs };
         }
       }
-      if (!(await this.report(key, count))) return this.counters.insurance(key, rule);
+      if (reports === 2 || !(await this.report(key, count))) return this.counters.insurance(key, rule);
       reports += 1;
     }
-    return this.counters.insurance(key, rule);
   }
 
   /**

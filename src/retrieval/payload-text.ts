@@ -91,7 +91,7 @@ export class PayloadText {
     return new PayloadText(undefined, bytes, metadataStart, metadataEnd, undefined);
   }
 
-  /** The text's UTF-8 bytes and the metadata's span in them (made once from a string text). */
+  /** The text's UTF-8 bytes and the metadata's span in them (encoded on each call from a string text: once per cache write). */
   utf8(): { bytes: Buffer; metadataStart: number; metadataEnd: number } {
     if (this.bytes !== undefined)
       return { bytes: this.bytes, metadataStart: this.metadataStart, metadataEnd: this.metadataEnd };
