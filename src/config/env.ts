@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BACKEND_NAMES } from "../policy/schema";
+import { BACKEND_NAMES, POLICY_NAME } from "../policy/schema";
 import { parseAddresses } from "../redis/topology";
 import { STAGE_TRACING } from "../telemetry/config";
 
@@ -171,7 +171,7 @@ export const envSchema = z.object({
   /** A policy run beside the served one on a sampled share of cache misses; the answer never changes. */
   MEMGATE_SHADOW_POLICY: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name (1–64 of a-z, 0-9, _ . -)")
+    .regex(POLICY_NAME, "must be a policy name (1–64 of a-z, 0-9, _ . -)")
     .optional(),
   /** Share of cache misses that also run MEMGATE_SHADOW_POLICY, from 0 to 1 (default 1: every miss). */
   MEMGATE_SHADOW_SAMPLE: decimal("must be a share from 0 to 1, e.g. 0.1")
