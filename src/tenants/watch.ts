@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { basename, dirname } from "node:path";
 import type { Logger } from "../logging/logger";
-import { type DirWatcher, watchDirectory } from "../policy/watch";
+import { type DirWatcher, serialized, watchDirectory } from "../policy/watch";
 import { readTenantsText, TenantsFileError, tenantsFromText } from "./file";
 import type { Principal, Tenant, TenantDirectory } from "./types";
 
@@ -74,7 +74,6 @@ export async function loadReloadingTenants(opts: TenantsWatchOptions): Promise<R
     lastError: null,
     rejectedChanges: 0,
   };
-  let tail: Promise<void> = Promise.resolve();
 
   const refuse = (error: string, hash: string): void => {
     contentHash = hash; // the same bad bytes again are no news
@@ -112,11 +111,7 @@ export async function loadReloadingTenants(opts: TenantsWatchOptions): Promise<R
     opts.onReload?.("reloaded");
   };
 
-  const reload = (): Promise<void> => {
-    const run = tail.catch(() => undefined).then(runReload);
-    tail = run;
-    return run;
-  };
+  const reload = serialized(runReload);
 
   let watcher: DirWatcher | undefined;
   if (opts.watch) {
