@@ -1,9 +1,8 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ConfigProblem, formatProblem } from "../config/yaml";
 import { compilePolicyFile } from "../policy/compile";
 import { listPolicyFiles } from "../policy/watch";
-import { parseTenantsText, TenantsFileError, tenantsFromText } from "../tenants/file";
+import { parseTenantsText, readTenantsText, TenantsFileError, tenantsFromText } from "../tenants/file";
 import { ANY_POLICY } from "../tenants/types";
 import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
 
@@ -31,10 +30,10 @@ export async function tenantsValidateCommand(
   const problems: ConfigProblem[] = [];
   let text = "";
   try {
-    text = await readFile(file, "utf8");
+    text = await readTenantsText(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
-    problems.push({ file, path: [], message: `cannot read the file (${code})` });
+    if (!(err instanceof TenantsFileError)) throw err;
+    problems.push(...err.problems);
   }
   let tenantIds: string[] = [];
   if (problems.length === 0) {

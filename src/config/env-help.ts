@@ -64,7 +64,7 @@ export const ENV_HELP: { readonly [K in EnvName]: string } = {
 };
 
 /** Read by the OpenTelemetry SDK itself (src/telemetry/config.ts), not by envSchema. */
-export const OTEL_HELP = "the standard OpenTelemetry variables (OTEL_SERVICE_NAME, OTEL_TRACES_EXPORTER, …)";
+const OTEL_HELP = "the standard OpenTelemetry variables (OTEL_SERVICE_NAME, OTEL_TRACES_EXPORTER, …)";
 
 /** The "Environment variables:" section of `memgate serve --help`, one aligned line per variable. */
 export function envHelpText(): string {

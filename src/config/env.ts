@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BACKEND_NAMES } from "../policy/schema";
+import { BACKEND_NAMES, POLICY_NAME } from "../policy/schema";
 import { parseAddresses } from "../redis/topology";
 import { STAGE_TRACING } from "../telemetry/config";
 
@@ -33,6 +33,12 @@ const decimal = (error: string) =>
     .string()
     .regex(/^[0-9]{1,10}(?:\.[0-9]{1,10})?$/, { error })
     .transform(Number);
+
+/** A share: a `decimal` from 0 to 1 (`exclusive`: strictly between), one `error` for every way it is wrong. */
+const share = (error: string, { exclusive = false } = {}) =>
+  decimal(error).pipe(
+    exclusive ? z.number().gt(0, { error }).lt(1, { error }) : z.number().min(0, { error }).max(1, { error }),
+  );
 
 const url = (what: string) => z.url({ protocol: /^https?$/, error: `must be an http(s) URL (${what})` });
 
@@ -133,14 +139,9 @@ export const envSchema = z.object({
   // --- resilience: per tenant and backend (src/resilience, docs/resilience.md); unset = the defaults there ---
   MEMGATE_RETRY_MAX: whole(0, 3).optional(),
   MEMGATE_BREAKER_CONSECUTIVE: whole(1, 1000).optional(),
-  MEMGATE_BREAKER_RATIO: decimal("must be a failure share between 0 and 1 (exclusive), e.g. 0.5")
-    .pipe(
-      z
-        .number()
-        .gt(0, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" })
-        .lt(1, { error: "must be a failure share between 0 and 1 (exclusive), e.g. 0.5" }),
-    )
-    .optional(),
+  MEMGATE_BREAKER_RATIO: share("must be a failure share between 0 and 1 (exclusive), e.g. 0.5", {
+    exclusive: true,
+  }).optional(),
   MEMGATE_BREAKER_WINDOW: whole(2, 10_000).optional(),
   MEMGATE_BREAKER_HALF_OPEN_MS: whole(100, 600_000).optional(),
   MEMGATE_BULKHEAD_LIMIT: whole(1, 10_000).optional(),
@@ -171,17 +172,10 @@ export const envSchema = z.object({
   /** A policy run beside the served one on a sampled share of cache misses; the answer never changes. */
   MEMGATE_SHADOW_POLICY: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be a policy name (1–64 of a-z, 0-9, _ . -)")
+    .regex(POLICY_NAME, "must be a policy name (1–64 of a-z, 0-9, _ . -)")
     .optional(),
   /** Share of cache misses that also run MEMGATE_SHADOW_POLICY, from 0 to 1 (default 1: every miss). */
-  MEMGATE_SHADOW_SAMPLE: decimal("must be a share from 0 to 1, e.g. 0.1")
-    .pipe(
-      z
-        .number()
-        .min(0, { error: "must be a share from 0 to 1, e.g. 0.1" })
-        .max(1, { error: "must be a share from 0 to 1, e.g. 0.1" }),
-    )
-    .optional(),
+  MEMGATE_SHADOW_SAMPLE: share("must be a share from 0 to 1, e.g. 0.1").optional(),
   // --- end shadow ---
   LOG_LEVEL: z.enum(LEVELS).default("info"),
 });

@@ -10,7 +10,7 @@ import {
   TOO_LARGE_MESSAGE,
 } from "./compile";
 import type { PolicyRegistry, PolicyStatus, RejectedFile } from "./registry-types";
-import { byCodeUnits, type DirWatcher, listPolicyFiles, watchDirectory } from "./watch";
+import { byCodeUnits, type DirWatcher, listPolicyFiles, serialized, watchDirectory } from "./watch";
 
 export type RegistryEventType = "loaded" | "reloaded" | "rejected" | "retired";
 
@@ -75,8 +75,6 @@ interface State {
 export async function createPolicyRegistry(opts: PolicyRegistryOptions): Promise<PolicyRegistry> {
   const { dir, logger, onEvent } = opts;
   let state: State = { files: new Map(), policies: new Map(), rejected: new Map() };
-  let tail: Promise<void> = Promise.resolve();
-  let queued: Promise<void> | undefined;
 
   const emit = (e: RegistryEvent): void => {
     const fields = {
@@ -103,18 +101,7 @@ export async function createPolicyRegistry(opts: PolicyRegistryOptions): Promise
   };
 
   /** Serialized; calls made while a reload waits to start share it (it will read the disk after them). */
-  const reload = (): Promise<void> => {
-    if (queued) return queued;
-    const run = tail
-      .catch(() => undefined)
-      .then(() => {
-        queued = undefined;
-        return runReload();
-      });
-    queued = run;
-    tail = run;
-    return run;
-  };
+  const reload = serialized(runReload);
 
   let watcher: DirWatcher | undefined;
   if (opts.watch) {

@@ -564,11 +564,14 @@ function stripUndefined<T extends Record<string, unknown>>(o: T): Partial<T> {
   return out;
 }
 
+/** A policy name (file name stem): what the tenants file, requests and MEMGATE_SHADOW_POLICY name a policy by. */
+export const POLICY_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+
 export const policySchema = z
   .object({
     name: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "1–64 of a-z, 0-9, _ . - (starting with a letter or digit)")
+      .regex(POLICY_NAME, "1–64 of a-z, 0-9, _ . - (starting with a letter or digit)")
       .describe("The policy's name: what requests and the tenants file name it by."),
     version: int(1, 1_000_000).describe(
       "Raise it with every change: a changed file with the same or a lower version is refused.",

@@ -76,3 +76,24 @@ export function watchDirectory(dir: string, opts: WatchOptions): DirWatcher {
     },
   };
 }
+
+/**
+ * `run`, serialized: one call at a time, and calls made while one waits to start share it (it reads the disk after
+ * them). The policy registry's and the tenants file's reloads.
+ */
+export function serialized(run: () => Promise<void>): () => Promise<void> {
+  let tail: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | undefined;
+  return () => {
+    if (queued) return queued;
+    const next = tail
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return run();
+      });
+    queued = next;
+    tail = next;
+    return next;
+  };
+}

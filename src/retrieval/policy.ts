@@ -8,14 +8,14 @@ import type { Logger } from "../logging/logger";
 import { type CompiledPolicy, compilePolicy, type OverrideCache, policyHash } from "../policy/compile";
 import { PolicyError } from "../policy/load";
 import type { PolicyRegistry } from "../policy/registry-types";
-import { policySchema } from "../policy/schema";
+import { POLICY_NAME, policySchema } from "../policy/schema";
 import { canaryPolicyFor } from "../rollout/canary";
 import { isPolicyAllowed } from "../tenants/directory";
 import type { Principal } from "../tenants/types";
 import type { Refusal } from "./outcome";
 
 /** A policy name (file name stem): what `policy` and `x-memgate-policy` accept. */
-export const POLICY_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+export { POLICY_NAME };
 
 /** Served only if a tenant's default policy vanished from the registry: seed 000's defaults, never a 5xx. */
 export const BUILTIN_POLICY = compilePolicy(policySchema.parse({ name: "builtin-default", version: 1 }));

@@ -230,7 +230,7 @@ export class ShadowRunner {
 }
 
 /** The first trace change that dropped the memory, grouped; `other` when no stage names it (e.g. not selected). */
-export function dropReason(trace: readonly StageTrace[], id: string): DropReason {
+function dropReason(trace: readonly StageTrace[], id: string): DropReason {
   for (const stage of trace) {
     for (const change of stage.changes) {
       if (change.id !== id) continue;

@@ -35,7 +35,7 @@ import {
 import { configureUserHash } from "../telemetry/redact";
 import { configureStageTracing } from "../telemetry/tracing";
 import { devDirectory, isPolicyAllowed } from "../tenants/directory";
-import type { TenantDirectory } from "../tenants/types";
+import type { Tenant, TenantDirectory } from "../tenants/types";
 import { loadReloadingTenants, type ReloadingTenants } from "../tenants/watch";
 import { createReadiness, readCircuits } from "./readiness";
 import { createSharedState } from "./shared-state";
@@ -120,16 +120,20 @@ async function loadTenants(
     },
     // A changed file is held to the boot's rules: every default, shadow and canary policy loaded.
     checkChange: (directory, where) => [
-      ...directory
-        .tenants()
-        .filter((t) => !policies.get(t.policies.default) && !policies.retired(t.policies.default))
-        .map(
-          (t) =>
-            `${where}: tenant "${t.id}": policies.default: "${t.policies.default}" is not loaded from ${env.MEMGATE_POLICY_DIR}`,
-        ),
+      ...withoutDefaultPolicy(directory, policies).map(
+        (t) =>
+          `${where}: tenant "${t.id}": policies.default: "${t.policies.default}" is not loaded from ${env.MEMGATE_POLICY_DIR}`,
+      ),
       ...rolloutProblems(directory, policies, env).map((p) => `${where}: ${p}`),
     ],
   });
+}
+
+/** The tenants whose default policy is not loaded (the boot's and a reload's first rule). */
+function withoutDefaultPolicy(tenants: TenantDirectory, policies: PolicyRegistry): Tenant[] {
+  return tenants
+    .tenants()
+    .filter((t) => !policies.get(t.policies.default) && !policies.retired(t.policies.default));
 }
 
 /** Shadow and canary policies the tenants name (or MEMGATE_SHADOW_POLICY) that are not loaded. */
@@ -218,10 +222,7 @@ export async function buildServices(opts: BuildOptions): Promise<Services> {
     throw err;
   }
   const tenantsFile = "status" in tenants ? tenants : undefined;
-  const missing = tenants
-    .tenants()
-    .map((t) => t.policies.default)
-    .filter((name) => policies.get(name) === undefined);
+  const missing = withoutDefaultPolicy(tenants, policies).map((t) => t.policies.default);
   if (missing.length > 0) {
     policies.close();
     tenantsFile?.close();

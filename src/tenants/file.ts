@@ -88,14 +88,17 @@ export async function loadTenantsFile(
   env: NodeJS.ProcessEnv,
   opts: LoadOptions = {},
 ): Promise<TenantDirectory> {
-  let text: string;
+  return tenantsFromText(await readTenantsText(file), file, env, opts);
+}
+
+/** The tenants file's text; a file that cannot be read throws TenantsFileError (`cannot read the file (ENOENT)`). */
+export async function readTenantsText(file: string): Promise<string> {
   try {
-    text = await readFile(file, "utf8");
+    return await readFile(file, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
     throw new TenantsFileError([{ file, path: [], message: `cannot read the file (${code})` }]);
   }
-  return tenantsFromText(text, file, env, opts);
 }
 
 /** `loadTenantsFile` without the read (the file name is used in messages only). */

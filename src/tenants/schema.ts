@@ -3,7 +3,7 @@
  * inline secret). The loader (file.ts) checks the cross-field rules after it; directory.ts resolves a valid file.
  */
 import { z } from "zod";
-import { BACKEND_NAMES } from "../policy/schema";
+import { BACKEND_NAMES, POLICY_NAME } from "../policy/schema";
 import { ANY_POLICY, SCOPES } from "./types";
 
 function httpUrl(value: string): URL | undefined {
@@ -35,7 +35,7 @@ const keyName = z
     /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
     "1–64 of A-Z, a-z, 0-9, _ . - (starting with a letter or digit)",
   );
-const policyName = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "a policy name (1–64 of a-z, 0-9, _ . -)");
+const policyName = z.string().regex(POLICY_NAME, "a policy name (1–64 of a-z, 0-9, _ . -)");
 const envName = z
   .string()
   .regex(

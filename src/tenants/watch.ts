@@ -5,11 +5,10 @@
  * serving, the error is logged and kept in `status().lastError` (shown by /readyz as degraded).
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import type { Logger } from "../logging/logger";
-import { type DirWatcher, watchDirectory } from "../policy/watch";
-import { TenantsFileError, tenantsFromText } from "./file";
+import { type DirWatcher, serialized, watchDirectory } from "../policy/watch";
+import { readTenantsText, TenantsFileError, tenantsFromText } from "./file";
 import type { Principal, Tenant, TenantDirectory } from "./types";
 
 export interface TenantsFileStatus {
@@ -52,10 +51,10 @@ const sha256 = (text: string): string => createHash("sha256").update(text).diges
 /** A file that cannot be read, with the reason (`cannot read the file (ENOENT)`), as the loader says it. */
 async function readText(file: string): Promise<{ text: string } | { error: TenantsFileError }> {
   try {
-    return { text: await readFile(file, "utf8") };
+    return { text: await readTenantsText(file) };
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
-    return { error: new TenantsFileError([{ file, path: [], message: `cannot read the file (${code})` }]) };
+    if (err instanceof TenantsFileError) return { error: err };
+    throw err;
   }
 }
 
@@ -75,7 +74,6 @@ export async function loadReloadingTenants(opts: TenantsWatchOptions): Promise<R
     lastError: null,
     rejectedChanges: 0,
   };
-  let tail: Promise<void> = Promise.resolve();
 
   const refuse = (error: string, hash: string): void => {
     contentHash = hash; // the same bad bytes again are no news
@@ -113,11 +111,7 @@ export async function loadReloadingTenants(opts: TenantsWatchOptions): Promise<R
     opts.onReload?.("reloaded");
   };
 
-  const reload = (): Promise<void> => {
-    const run = tail.catch(() => undefined).then(runReload);
-    tail = run;
-    return run;
-  };
+  const reload = serialized(runReload);
 
   let watcher: DirWatcher | undefined;
   if (opts.watch) {
