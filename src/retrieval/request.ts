@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BACKEND_NAMES } from "../policy/schema";
+import { BACKEND_NAMES, POLICY_NAME } from "../policy/schema";
 import { MAX_DETAIL_IDS, MAX_TIMELINE_WINDOW } from "./disclosure";
 
 /**
@@ -8,8 +8,6 @@ import { MAX_DETAIL_IDS, MAX_TIMELINE_WINDOW } from "./disclosure";
  */
 export const ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.:@-]{1,128}$/;
 export const ID_RULE = 'must be 1–128 of [A-Za-z0-9_.:@-], not "." or ".."';
-/** A policy name (`policy` field); shared by the schemas and `parseRetrieveBody`'s fast path, so they cannot drift. */
-const POLICY_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 /** The longest `query` (code units). */
 const MAX_QUERY = 65_536;
 
