@@ -4,66 +4,16 @@
  * trace. The one pino logger gets these through its `mixin` (src/logging/logger.ts); nothing is passed around.
  *
  * One AsyncLocalStorage per process carries a request (issue 29): the request id is a value of the OpenTelemetry
- * context, which the context manager below keeps in its AsyncLocalStorage. `memgate serve` gives that manager to the
- * SDK (./sdk.ts); where no SDK registered one (OTEL_SDK_DISABLED=true, tests, tools) `ensureRequestContext`
- * registers it, so the request id still reaches every log line. Before, the request id had a storage of its own beside the SDK's: two
- * stores propagated through every asynchronous step of every request.
+ * context, which the context manager below (@opentelemetry/context-async-hooks') keeps in its AsyncLocalStorage.
+ * `memgate serve` gives that manager to the SDK (./sdk.ts); where no SDK registered one (OTEL_SDK_DISABLED=true,
+ * tests, tools) `ensureRequestContext` registers it, so the request id still reaches every log line. Before, the
+ * request id had a storage of its own beside the SDK's: two stores propagated through every asynchronous step.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
-import {
-  type Context,
-  type ContextManager,
-  context,
-  createContextKey,
-  isSpanContextValid,
-  ROOT_CONTEXT,
-  trace,
-} from "@opentelemetry/api";
-
-/**
- * The OpenTelemetry context in one AsyncLocalStorage: `AsyncLocalStorageContextManager` of
- * @opentelemetry/context-async-hooks (not one of memgate's dependencies) without its EventEmitter binding, which
- * memgate never asks for (./http-server.ts binds no emitter) and neither do its instrumentations (ioredis, undici):
- * `bind` wraps functions only.
- */
-class RequestContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-
-  active(): Context {
-    return this.storage.getStore() ?? ROOT_CONTEXT;
-  }
-
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    const cb = thisArg == null ? fn : (fn.bind(thisArg) as F);
-    return this.storage.run(ctx, cb, ...args);
-  }
-
-  bind<T>(ctx: Context, target: T): T {
-    if (typeof target !== "function") return target;
-    const manager = this;
-    const fn = target as (...args: unknown[]) => unknown;
-    return function bound(this: unknown, ...args: unknown[]) {
-      return manager.with(ctx, () => fn.apply(this, args));
-    } as T;
-  }
-
-  enable(): this {
-    return this;
-  }
-
-  disable(): this {
-    this.storage.disable();
-    return this;
-  }
-}
+import { context, createContextKey, isSpanContextValid, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 
 /** The process's one context manager (./sdk.ts hands it to the SDK). */
-export const contextManager = new RequestContextManager();
+export const contextManager = new AsyncLocalStorageContextManager();
 
 const REQUEST_ID = createContextKey("memgate.request_id");
 const PROBE = createContextKey("memgate.context_probe");
