@@ -41,7 +41,10 @@ export async function serveOnLoopback(app: RequestListener): Promise<{ server: S
 export interface WatchOptions {
   /** Watch responses: one of 400 or more is a problem unless this says it is expected. */
   responses?: (status: number, url: string) => boolean;
-  /** Watch failed requests too, but the dev-mode probe (GET /ui/mode on load), aborted when a test navigates again. */
+  /**
+   * Watch failed requests too, but the dev-mode probe (GET /ui/mode on load), aborted when a test navigates again,
+   * and an eval answer the browser calls aborted after its 200 arrived.
+   */
   failedRequests?: boolean;
 }
 
@@ -65,9 +68,17 @@ export function watchPage(page: Page, options: WatchOptions = {}): string[] {
     });
   }
   if (failedRequests) {
+    // The eval's streamed (NDJSON) answer: Chromium sometimes reports it ERR_ABORTED after its 200 came and the page
+    // rendered it (seen in full jest runs only). An eval request aborted before its 200 is still a problem.
+    const answeredEvals = new WeakSet<object>();
+    page.on("response", (r) => {
+      if (r.status() === 200 && r.url().endsWith("/v1/playground/eval")) answeredEvals.add(r.request());
+    });
     page.on("requestfailed", (r) => {
-      if (r.url().endsWith("/ui/mode") && r.failure()?.errorText === "net::ERR_ABORTED") return;
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`);
+      const error = r.failure()?.errorText ?? "";
+      if (r.url().endsWith("/ui/mode") && error === "net::ERR_ABORTED") return;
+      if (error === "net::ERR_ABORTED" && answeredEvals.has(r)) return;
+      problems.push(`request failed: ${r.url()} ${error}`);
     });
   }
   return problems;
