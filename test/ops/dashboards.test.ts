@@ -237,6 +237,27 @@ describe("Grafana dashboard and Prometheus alert rules against GET /metrics", ()
       }
     });
 
+    test("every memgate query follows the $instance variable, and the $tenant variable where its series carry a tenant", () => {
+      const problems = targets.flatMap((t) =>
+        analyse(t.expr)
+          .selectors.filter((s) => s.metric.startsWith("memgate_"))
+          .flatMap((s) => {
+            const has = (label: string, variable: string) =>
+              s.matchers.some((m) => m.label === label && m.op === "=~" && m.value === variable);
+            const tenanted = (series.get(s.metric) ?? []).some((labels) => labels.tenant !== undefined);
+            return [
+              ...(has("instance", "$instance")
+                ? []
+                : [`${t.panel}: ${s.metric} without instance=~"$instance"`]),
+              ...(tenanted && !has("tenant", "$tenant")
+                ? [`${t.panel}: ${s.metric} without tenant=~"$tenant"`]
+                : []),
+            ];
+          }),
+      );
+      expect(problems).toEqual([]);
+    });
+
     test("shows every metric of the catalogue (a new metric needs a panel)", () => {
       const used = new Set(
         targets.flatMap((t) => analyse(interpolate(t.expr)).selectors.map((s) => s.metric)),
