@@ -1,3 +1,5 @@
+import { type ConfigProblem, formatPath } from "../config/yaml";
+
 /** Where CLI commands write; injected so tests drive the same entry point users do. */
 export interface CliIo {
   out(line: string): void;
@@ -13,3 +15,16 @@ export const processIo: CliIo = {
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_INVALID = 2;
+
+/** A problem as the commands' `--json` reports print it. */
+export interface ProblemJson {
+  line: number | null;
+  path: string;
+  message: string;
+}
+
+export const problemJson = (p: ConfigProblem): ProblemJson => ({
+  line: p.line ?? null,
+  path: formatPath(p.path),
+  message: p.message,
+});

@@ -80,9 +80,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     )
     .argument("<a>", "the old policy file")
     .argument("<b>", "the new policy file")
-    .action(async (a: string, b: string) => {
+    .option("--json", "print one JSON report ({same, a, b, changes: [{path, old, new}]}) on stdout", false)
+    .action(async (a: string, b: string, opts: { json: boolean }) => {
       const { diffCommand } = await import("./policy");
-      code = await diffCommand(a, b, io);
+      code = await diffCommand(a, b, io, opts);
     });
   policy
     .command("schema")
@@ -103,7 +104,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       "--policy-dir <dir>",
       "also check that every tenant's default and allowed policies are in this directory",
     )
-    .action(async (file: string, opts: { policyDir?: string }) => {
+    .option("--json", "print one JSON report ({ok, file, tenants, problems}) on stdout", false)
+    .action(async (file: string, opts: { policyDir?: string; json: boolean }) => {
       const { tenantsValidateCommand } = await import("./tenants");
       code = await tenantsValidateCommand(file, io, opts);
     });

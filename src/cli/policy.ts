@@ -1,12 +1,12 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { addLines, formatPath, formatProblem } from "../config/yaml";
+import { addLines, formatProblem } from "../config/yaml";
 import { type CompiledPolicy, compilePolicyFile, validLine } from "../policy/compile";
 import type { PolicyProblem } from "../policy/load";
 import { policySchema } from "../policy/schema";
 import { byCodeUnits, listPolicyFiles } from "../policy/watch";
-import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
+import { type CliIo, EXIT_INVALID, EXIT_OK, type ProblemJson, problemJson } from "./io";
 
 /** `memgate policy diff`: the policies differ (diff(1)'s 1). */
 const EXIT_DIFFERENT = 1;
@@ -16,7 +16,7 @@ interface FileReport {
   file: string;
   ok: boolean;
   policy?: { name: string; version: number; hash: string };
-  problems?: Array<{ line: number | null; path: string; message: string }>;
+  problems?: ProblemJson[];
 }
 
 /**
@@ -99,7 +99,7 @@ function report(file: string, problems: PolicyProblem[]): FileReport {
   return {
     file,
     ok: false,
-    problems: problems.map((p) => ({ line: p.line ?? null, path: formatPath(p.path), message: p.message })),
+    problems: problems.map(problemJson),
   };
 }
 
@@ -118,33 +118,62 @@ function flatten(value: unknown, prefix: string, out: Flat): Flat {
   return out;
 }
 
+/** One side of `policy diff --json`. */
+const sideJson = (file: string, c: CompiledPolicy) => ({
+  file,
+  name: c.policy.name,
+  version: c.policy.version,
+  hash: c.hash,
+});
+
 /**
- * `memgate policy diff a.yaml b.yaml`: the difference between the two policies as they run (compiled, every default
- * filled in), one `path: old → new` line per dotted path that differs (`(absent)` for a side without it). Like
- * diff(1): exit 0 when the same, 1 when they differ, 2 when a file is invalid.
+ * `memgate policy diff a.yaml b.yaml [--json]`: the difference between the two policies as they run (compiled, every
+ * default filled in), one `path: old → new` line per dotted path that differs (`(absent)` for a side without it).
+ * Like diff(1): exit 0 when the same, 1 when they differ, 2 when a file is invalid. `--json`: one document on stdout,
+ * `{same, a: {file, name, version, hash}, b, changes: [{path, old?, new?}]}` (a side without the path has no key), or
+ * `{ok: false, problems: [{file, line, path, message}]}` for an invalid file (exit 2).
  */
-export async function diffCommand(a: string, b: string, io: CliIo): Promise<number> {
+export async function diffCommand(
+  a: string,
+  b: string,
+  io: CliIo,
+  opts: { json?: boolean } = {},
+): Promise<number> {
   const [left, right] = await Promise.all([compilePolicyFile(a), compilePolicyFile(b)]);
   if (!left.ok || !right.ok) {
-    for (const p of [...(left.ok ? [] : left.problems), ...(right.ok ? [] : right.problems)])
-      io.err(formatProblem(p));
+    const problems = [...(left.ok ? [] : left.problems), ...(right.ok ? [] : right.problems)];
+    if (opts.json) {
+      const problemsJson = problems.map((p) => ({ file: p.file, ...problemJson(p) }));
+      io.out(JSON.stringify({ ok: false, problems: problemsJson }, null, 2));
+    } else for (const p of problems) io.err(formatProblem(p));
     return EXIT_INVALID;
   }
   const before = flatten(left.compiled.policy, "", new Map());
   const after = flatten(right.compiled.policy, "", new Map());
   const paths = [...new Set([...before.keys(), ...after.keys()])].sort(byCodeUnits);
-  const lines = paths.flatMap((path) => {
+  const changes = paths.flatMap((path) => {
     const x = before.get(path);
     const y = after.get(path);
-    return x === y ? [] : [`${path}: ${x ?? "(absent)"} → ${y ?? "(absent)"}`];
+    return x === y ? [] : [{ path, old: x, new: y }];
   });
-  if (lines.length === 0) {
+  if (opts.json) {
+    const parse = (v: string | undefined) => (v === undefined ? undefined : (JSON.parse(v) as unknown));
+    const document = {
+      same: changes.length === 0,
+      a: sideJson(a, left.compiled),
+      b: sideJson(b, right.compiled),
+      changes: changes.map((c) => ({ path: c.path, old: parse(c.old), new: parse(c.new) })),
+    };
+    io.out(JSON.stringify(document, null, 2));
+    return changes.length === 0 ? EXIT_OK : EXIT_DIFFERENT;
+  }
+  if (changes.length === 0) {
     io.out(`same effective policy (hash ${left.compiled.hash.slice(0, 12)})`);
     return EXIT_OK;
   }
   io.out(`--- ${a} (${idOf(left.compiled)})`);
   io.out(`+++ ${b} (${idOf(right.compiled)})`);
-  for (const line of lines) io.out(line);
+  for (const c of changes) io.out(`${c.path}: ${c.old ?? "(absent)"} → ${c.new ?? "(absent)"}`);
   return EXIT_DIFFERENT;
 }
 

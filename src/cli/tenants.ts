@@ -4,7 +4,7 @@ import { compilePolicyFile } from "../policy/compile";
 import { listPolicyFiles } from "../policy/watch";
 import { parseTenantsText, readTenantsText, TenantsFileError, tenantsFromText } from "../tenants/file";
 import { ANY_POLICY } from "../tenants/types";
-import { type CliIo, EXIT_INVALID, EXIT_OK } from "./io";
+import { type CliIo, EXIT_INVALID, EXIT_OK, problemJson } from "./io";
 
 /** The names of the valid policies of a directory, as the server would load them (invalid files are skipped). */
 async function policyNames(dir: string): Promise<Set<string>> {
@@ -20,12 +20,13 @@ async function policyNames(dir: string): Promise<Set<string>> {
  * `memgate tenants validate <file> [--policy-dir <dir>]`: the boot check of the tenants file, without booting —
  * structure, cross-field rules, and the environment variables it names (from this shell's environment); with
  * `--policy-dir`, also that every tenant's default and allowed policies are in that directory. Exit 0 with one
- * `file: ok (…)` line, or 2 with one `file:line: path: message` line per problem on stderr.
+ * `file: ok (…)` line, or 2 with one `file:line: path: message` line per problem on stderr. `--json`: one document on
+ * stdout instead, `{ok, file, tenants: [ids], problems: [{line, path, message}]}`.
  */
 export async function tenantsValidateCommand(
   file: string,
   io: CliIo,
-  opts: { policyDir?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { policyDir?: string; env?: NodeJS.ProcessEnv; json?: boolean } = {},
 ): Promise<number> {
   const problems: ConfigProblem[] = [];
   let text = "";
@@ -68,6 +69,12 @@ export async function tenantsValidateCommand(
           at(["tenants", ti, "policies", "allowed", pi], `policy "${name}" is not in ${opts.policyDir}`);
       });
     });
+  }
+  if (opts.json) {
+    const ok = problems.length === 0;
+    const document = { ok, file, tenants: ok ? tenantIds : [], problems: problems.map(problemJson) };
+    io.out(JSON.stringify(document, null, 2));
+    return ok ? EXIT_OK : EXIT_INVALID;
   }
   if (problems.length > 0) {
     for (const p of problems) io.err(formatProblem(p));

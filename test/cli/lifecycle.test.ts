@@ -138,6 +138,42 @@ describe("memgate policy diff", () => {
     expect(invalid.code).toBe(2);
     expect(invalid.err).toEqual([`${bad}:3: retrieval.topK: must be an integer from 1 to 20 (got 0)`]);
   });
+
+  test("--json: the same difference as one document (values as JSON, a missing side has no key); exit codes kept", async () => {
+    const a = file("dj/a.yaml", "name: p\nversion: 1\n");
+    const b = file(
+      "dj/b.yaml",
+      "name: p\nversion: 2\nretrieval: { topK: 6 }\nbudget: { sections: { fact: 0.5 } }\n",
+    );
+    const run = await cli("policy", "diff", a, b, "--json");
+    expect({ code: run.code, err: run.err }).toEqual({ code: 1, err: [] });
+    const doc = JSON.parse(run.out.join("\n"));
+    expect(doc).toEqual({
+      same: false,
+      a: { file: a, name: "p", version: 1, hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      b: { file: b, name: "p", version: 2, hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      changes: [
+        { path: "budget.sections.fact", new: 0.5 },
+        { path: "retrieval.topK", old: 8, new: 6 },
+        { path: "version", old: 1, new: 2 },
+      ],
+    });
+    expect(doc.a.hash).not.toBe(doc.b.hash);
+
+    const same = await cli("policy", "diff", a, a, "--json");
+    expect(same.code).toBe(0);
+    expect(JSON.parse(same.out.join("\n"))).toMatchObject({ same: true, changes: [] });
+
+    const bad = file("dj/bad.yaml", "name: p\nversion: 1\nretrieval: { topK: 0 }\n");
+    const invalid = await cli("policy", "diff", a, bad, "--json");
+    expect({ code: invalid.code, err: invalid.err }).toEqual({ code: 2, err: [] });
+    expect(JSON.parse(invalid.out.join("\n"))).toEqual({
+      ok: false,
+      problems: [
+        { file: bad, line: 3, path: "retrieval.topK", message: "must be an integer from 1 to 20 (got 0)" },
+      ],
+    });
+  });
 });
 
 describe("memgate tenants validate", () => {
@@ -183,6 +219,37 @@ ${extra}`;
       out: [],
       err: [`${join(dir, "t/nope.yaml")}: cannot read the file (ENOENT)`],
     });
+  });
+
+  test("--json: one document on stdout, ok with the tenant ids or the problems with their lines; exit codes kept", async () => {
+    const bad = file(
+      "t/badj.yaml",
+      tenants().replace("scopes: [retrieve]", "scopes: [retrieve], scopess: [admin]"),
+    );
+    const run = await cli("tenants", "validate", bad, "--json");
+    expect({ code: run.code, err: run.err }).toEqual({ code: 2, err: [] });
+    expect(JSON.parse(run.out.join("\n"))).toEqual({
+      ok: false,
+      file: bad,
+      tenants: [],
+      problems: [
+        { line: 4, path: "tenants[0].keys[0].scopess", message: 'unknown key; did you mean "scopes"?' },
+      ],
+    });
+    process.env.CLI28_ZEP_KEY = "zep-secret";
+    try {
+      const good = file("t/okj.yaml", tenants());
+      const ok = await cli("tenants", "validate", good, "--json");
+      expect({ code: ok.code, err: ok.err }).toEqual({ code: 0, err: [] });
+      expect(JSON.parse(ok.out.join("\n"))).toEqual({
+        ok: true,
+        file: good,
+        tenants: ["acme"],
+        problems: [],
+      });
+    } finally {
+      delete process.env.CLI28_ZEP_KEY;
+    }
   });
 
   test("--policy-dir: every tenant's default and allowed policies must be in it", async () => {
