@@ -69,14 +69,23 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessChe
     const checks: ReadinessCheck[] = [];
     const { policies } = deps.policies.list();
     const missing = new Set<string>();
-    const retired: string[] = [];
+    // Retired default policy → how many tenants it is the default of. Counted, never named by tenant: the probe
+    // is unauthenticated (the tenants file says whose default it is).
+    const retiredDefaults = new Map<string, { version: number; tenants: number }>();
     for (const t of deps.tenants.tenants()) {
       const name = t.policies.default;
       if (deps.policies.get(name)) continue;
       const last = deps.policies.retired(name);
-      if (last) retired.push(`tenant "${t.id}" default policy "${name}" (version ${last.policy.version})`);
-      else missing.add(name);
+      if (!last) missing.add(name);
+      else {
+        const seen = retiredDefaults.get(name);
+        retiredDefaults.set(name, { version: last.policy.version, tenants: (seen?.tenants ?? 0) + 1 });
+      }
     }
+    const retired = [...retiredDefaults].map(
+      ([name, r]) =>
+        `default policy "${name}" (version ${r.version}) of ${r.tenants} tenant${r.tenants === 1 ? "" : "s"}`,
+    );
     const active = policies.filter((p) => p.status === "active").length;
     checks.push(
       missing.size === 0 && active + retired.length > 0
