@@ -63,13 +63,24 @@ export interface AppServices {
   metrics?: MetricsEndpoint;
 }
 
-/** Draining: new requests get 503 with Retry-After and `connection: close`; /readyz answers for itself. */
+/** The paths a draining replica still answers (GET/HEAD): the probes that must see it drain. */
+const ANSWERED_WHILE_DRAINING: ReadonlySet<string> = new Set([
+  // /readyz answers for itself: 503 with `status: "draining"`, so a prober sees why (src/http/routes/ops.ts).
+  "/readyz",
+  // A scrape still answers (memgate_ready 0, the last counts): Prometheus sees a draining replica, not a dead one.
+  "/metrics",
+]);
+
+/**
+ * Draining: new requests get 503 with Retry-After and `connection: close`; /readyz and /metrics answer for
+ * themselves (with `connection: close`).
+ */
 function refuseWhenShuttingDown(lifecycle: { shuttingDown: boolean } | undefined): Middleware {
   return function refuseWhenShuttingDown(req, res, next) {
     if (lifecycle?.shuttingDown) {
       res.setHeader("connection", "close");
-      // /readyz answers for itself: 503 with `status: "draining"`, so a prober sees why (src/http/routes/ops.ts).
-      if (requestPath(req) === "/readyz" && (req.method === "GET" || req.method === "HEAD")) return next();
+      if (ANSWERED_WHILE_DRAINING.has(requestPath(req)) && (req.method === "GET" || req.method === "HEAD"))
+        return next();
       next(new HttpProblem("SHUTTING_DOWN", "the gateway is shutting down; retry", { "retry-after": "1" }));
       return;
     }

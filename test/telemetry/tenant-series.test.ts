@@ -83,10 +83,17 @@ describe("zero series for known tenants, and the readiness gauges", () => {
     expect(labelSets(families, "memgate_readiness_check", ["check"])).toEqual(["backends", "policies"]);
     expect(families.get("memgate_readiness_check")?.samples.map((s) => s.value)).toEqual([0, 0]);
 
-    // Draining: the app answers 503 to everything but /readyz (a scrape included), so the gauge is read from the
-    // SDK directly, as an OTLP export would.
+    // Draining: the app answers 503 to everything but /readyz and a scrape, which sees the replica draining (and
+    // closes the connection); an OTLP export reads the same gauge from the SDK.
     h.services.lifecycle.shuttingDown = true;
-    await request(h.app).get("/metrics").expect(503);
+    await request(h.app).post("/v1/retrieve").send({}).expect(503);
+    const draining = await request(h.app).get("/metrics").expect(200);
+    expect(draining.headers.connection).toBe("close");
+    expect(
+      parsePrometheusText(draining.text)
+        .get("memgate_ready")
+        ?.samples.map((s) => s.value),
+    ).toEqual([0]);
     const ready = (await tel.metrics()).scopeMetrics
       .flatMap((sm) => sm.metrics)
       .find((m) => m.descriptor.name === "readiness.ready");
