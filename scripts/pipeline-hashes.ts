@@ -11,7 +11,8 @@
  *   … change the code, npm run build …
  *   npx tsx scripts/pipeline-hashes.ts --candidates /tmp/long.candidates.jsonl --check /tmp/before.json
  *
- * `--check` exits 1 and names the first differing runs when any hash differs. Runs the build in dist/ (as
+ * `--dist <dir>` runs another build (e.g. a copy of dist/ taken after building, so the check can run while you
+ * go on changing and building). `--check` exits 1 and names the first differing runs when any hash differs. Runs the build in dist/ (as
  * bench/pipeline.bench.ts does), so build first.
  */
 import { createHash } from "node:crypto";
@@ -21,7 +22,10 @@ import type { Candidate } from "../src/pipeline/types";
 import type { Policy } from "../src/policy/schema";
 
 const ROOT = resolve(__dirname, "..");
-const dist = <T>(module: string): T => require(resolve(ROOT, "dist", module)) as T;
+/** `--dist <dir>`: another build to check (a copy of dist/, so that building again meanwhile changes nothing). */
+const DIST = resolve(process.argv[process.argv.indexOf("--dist") + 1] ?? "", "");
+const dist = <T>(module: string): T =>
+  require(resolve(process.argv.includes("--dist") ? DIST : resolve(ROOT, "dist"), module)) as T;
 const { runPipeline } = dist<typeof import("../src/pipeline")>("pipeline");
 const { firstCandidates } = dist<typeof import("../src/pipeline/candidate")>("pipeline/candidate");
 const { parseTimestamp } = dist<typeof import("../src/pipeline/text/time")>("pipeline/text/time");

@@ -76,10 +76,20 @@ export function effectiveScores(scores: readonly SentenceScore[], boost?: readon
 export function selectSentences(
   scores: readonly SentenceScore[],
   max: number,
-  boost?: readonly number[],
+  boost?: ArrayLike<number>,
 ): KeptSentence[] {
   const n = scores.length;
-  const effective = effectiveScores(scores, boost);
+  // `effectiveScores`, into a buffer shared by every call.
+  if (EFFECTIVE_SCRATCH.length < n)
+    EFFECTIVE_SCRATCH = new Float64Array(Math.max(n, 2 * EFFECTIVE_SCRATCH.length));
+  const effective = EFFECTIVE_SCRATCH;
+  for (let i = 0; i < n; i++)
+    effective[i] =
+      Math.round(
+        ((scores[i] as SentenceScore).score + CARRY * (scores[i - 1]?.score ?? 0)) *
+          (1 + (boost?.[i] ?? 0)) *
+          1e6,
+      ) / 1e6;
   // Why each sentence is kept (0: it is not): chosen by repeated selection of the best remaining one (at most
   // five picks over a memory's sentences, no sorting, nothing allocated per pick).
   if (WHY_SCRATCH.length < n) WHY_SCRATCH = new Uint8Array(Math.max(n, 2 * WHY_SCRATCH.length));
@@ -122,6 +132,10 @@ export function selectSentences(
 
 /** `selectSentences`' per-sentence marks, one buffer for every call (it is synchronous and never re-entered). */
 let WHY_SCRATCH = new Uint8Array(64);
+/** `selectSentences`' effective scores, likewise. */
+let EFFECTIVE_SCRATCH = new Float64Array(64);
+/** The clip stage's answer boosts per sentence of the memory being clipped, likewise. */
+let BOOST_SCRATCH = new Float64Array(64);
 const MATCH = 1;
 const CONTEXT = 2;
 const LEADING = 3;
@@ -221,10 +235,14 @@ export function clipStage(
     if ((own.length <= max && !overAllowance) || last === undefined)
       return { ...item, originalLength: item.content.length };
     const ownScores = scores[i] ?? [];
-    const boost =
-      answerAware && answerType !== undefined
-        ? own.map((_, j) => ANSWER_BOOST * index.answerFit(item.content, j, answerType))
-        : undefined;
+    let boost: Float64Array | undefined;
+    if (answerAware && answerType !== undefined) {
+      if (BOOST_SCRATCH.length < own.length)
+        BOOST_SCRATCH = new Float64Array(Math.max(own.length, 2 * BOOST_SCRATCH.length));
+      boost = BOOST_SCRATCH;
+      for (let j = 0; j < own.length; j++)
+        boost[j] = ANSWER_BOOST * index.answerFit(item.content, j, answerType);
+    }
     let kept = selectSentences(ownScores, Math.min(max, own.length), boost);
     for (const k of kept) {
       const matched = ownScores[k.sentence]?.matched ?? [];
@@ -243,13 +261,13 @@ export function clipStage(
     if (allowance !== undefined && kept.length > 1 && estimate(kept.map((k) => k.sentence)) + 2 > allowance) {
       // Best sentences first while the memory stays within its allowance (estimated from the sentences'
       // counts, then checked exactly: the worst kept sentence goes while the text is over); at least the best one.
-      const byValue = [...kept].sort((a, b) => b.score - a.score || a.sentence - b.sentence);
+      const byValue = insertionSorted([...kept], (a, b) => b.score - a.score || a.sentence - b.sentence);
       let chosen: KeptSentence[] = [byValue[0] as KeptSentence];
       for (const k of byValue.slice(1)) {
         const next = [...chosen, k];
         if (estimate(next.map((x) => x.sentence)) + 2 <= allowance) chosen = next;
       }
-      chosen.sort((a, b) => a.sentence - b.sentence);
+      insertionSorted(chosen, (a, b) => a.sentence - b.sentence);
       content = assemble(chosen);
       while (chosen.length > 1 && count(content) > allowance) {
         const worst = chosen.reduce((w, x) =>
@@ -274,6 +292,23 @@ export function clipStage(
   if (allowance !== undefined) detail.maxTokensPerMemory = allowance;
   if (answerAware && answerType !== undefined) detail.answerType = answerType;
   return clipResult(items, out, changes, detail);
+}
+
+/**
+ * `list.sort(order)` for the few kept sentences of one memory (stable, like `Array.prototype.sort`, which
+ * allocates a work array per call).
+ */
+function insertionSorted<T>(list: T[], order: (a: T, b: T) => number): T[] {
+  for (let i = 1; i < list.length; i++) {
+    const x = list[i] as T;
+    let j = i;
+    while (j > 0 && order(list[j - 1] as T, x) > 0) {
+      list[j] = list[j - 1] as T;
+      j--;
+    }
+    list[j] = x;
+  }
+  return list;
 }
 
 function clipResult(

@@ -1,6 +1,7 @@
 import { compareIds } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
+import type { SentenceScore } from "../text/relevance";
 import { RequestIndex } from "../text/request-index";
 import { parseTimestamp } from "../text/time";
 import type { MemoryType, StageResult, WorkItem } from "../types";
@@ -59,8 +60,8 @@ export interface RankedSignals {
 
 /** Per-memory signal values and the query's term sets, kept for the selection and sufficiency steps. */
 export interface RankContext {
-  /** The matched query-term indexes of each memory (by id). */
-  matched: Map<string, ReadonlySet<number>>;
+  /** The matched query-term indexes of each memory (by id), distinct, in the order first met (sentence by sentence). */
+  matched: Map<string, readonly number[]>;
   /** IDF of each query term over the candidates (memory level). */
   idf: number[];
   relevance: Map<string, number>;
@@ -120,6 +121,38 @@ function wordIn(haystack: string, needle: string): boolean {
   }
 }
 
+/**
+ * `wordIn(haystack.toLowerCase(), needle)` for plain ASCII `haystack` and a non-empty lower-case ASCII `needle`:
+ * A–Z folded while comparing, a letter or digit on either side rules a match out.
+ */
+function asciiWordIn(haystack: string, needle: string): boolean {
+  const m = needle.length;
+  const last = haystack.length - m;
+  const c0 = needle.charCodeAt(0);
+  outer: for (let i = 0; i <= last; i++) {
+    if (lowerAt(haystack, i) !== c0) continue;
+    for (let k = 1; k < m; k++) if (lowerAt(haystack, i + k) !== needle.charCodeAt(k)) continue outer;
+    if (i > 0 && isAsciiAlnum(haystack.charCodeAt(i - 1))) continue;
+    if (i + m < haystack.length && isAsciiAlnum(haystack.charCodeAt(i + m))) continue;
+    return true;
+  }
+  return false;
+}
+
+function lowerAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  return c >= 65 && c <= 90 ? c | 32 : c;
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
+  return true;
+}
+
 /** The event anchor ("before the wedding") as a scope: before/after the first memory that mentions it. */
 function anchorScope(items: readonly WorkItem[], analysis: QueryAnalysis): TimeScope | undefined {
   const anchor = analysis.anchor;
@@ -160,13 +193,29 @@ export function rankStage(
         );
   // Memory-level matches and IDF.
   const n = items.length;
-  const matched = items.map((_, i) => {
-    const set = new Set<number>();
-    for (const s of sentenceScores[i] ?? []) for (const k of s.matched) set.add(k);
-    return set;
+  // Each memory's distinct matched terms in the order first met (a mark per term: no Set, no iterator).
+  const seenTerm = new Int32Array(terms.length);
+  const matched = items.map((_, i): number[] => {
+    const list: number[] = [];
+    const own = sentenceScores[i] ?? [];
+    for (let j = 0; j < own.length; j++) {
+      const m = (own[j] as SentenceScore).matched;
+      for (let x = 0; x < m.length; x++) {
+        const k = m[x] as number;
+        if (seenTerm[k] !== i + 1) {
+          seenTerm[k] = i + 1;
+          list.push(k);
+        }
+      }
+    }
+    return list;
   });
   const df = new Array<number>(terms.length).fill(0);
-  for (const set of matched) for (const k of set) df[k] = (df[k] ?? 0) + 1;
+  for (const list of matched)
+    for (let x = 0; x < list.length; x++) {
+      const k = list[x] as number;
+      df[k] = (df[k] ?? 0) + 1;
+    }
   const idf = df.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5)));
   const idfTotal = idf.reduce((a, b) => a + b, 0);
   let bestSentence = 0;
@@ -191,17 +240,26 @@ export function rankStage(
     const s: Partial<Record<Signal, number>> = { backend: item.score };
     if (terms.length > 0) {
       let covered = 0;
-      for (const k of matched[i] ?? []) covered += idf[k] ?? 0;
+      const own = matched[i] ?? [];
+      for (let x = 0; x < own.length; x++) covered += idf[own[x] as number] ?? 0;
       const coverage = idfTotal > 0 ? covered / idfTotal : 0;
       const concentration = bestSentence > 0 ? (bestOwn[i] ?? 0) / bestSentence : 0;
       s.lexical = round6(0.5 * coverage + 0.5 * concentration);
     }
     if (entities.length > 0) {
       const speaker = SPEAKER.exec(item.content)?.[1]?.toLowerCase() ?? "";
-      const text = item.content.toLowerCase();
+      const first = speaker.split(/\s+/)[0];
+      // Plain ASCII text is searched as it stands (A–Z folded while comparing), not lower-cased into a copy.
+      const ascii = isAscii(item.content);
+      const text = ascii ? item.content : item.content.toLowerCase();
       let sum = 0;
       for (const e of entities)
-        sum += speaker === e || speaker.split(/\s+/)[0] === e ? 1 : wordIn(text, e) ? 0.6 : 0;
+        sum +=
+          speaker === e || first === e
+            ? 1
+            : (ascii && isAscii(e) && e.length > 0 ? asciiWordIn(text, e) : wordIn(text, e))
+              ? 0.6
+              : 0;
       s.entity = round6(sum / entities.length);
     }
     const validity = validityOf(item);
@@ -219,7 +277,7 @@ export function rankStage(
       let bestIdx = 0;
       for (let j = 1; j < own.length; j++) if ((own[j]?.score ?? 0) > (own[bestIdx]?.score ?? 0)) bestIdx = j;
       let fit = 0;
-      for (const j of [bestIdx, bestIdx + 1]) {
+      for (let j = bestIdx; j <= bestIdx + 1; j++) {
         if (sp[j] !== undefined) fit = Math.max(fit, index.answerFit(item.content, j, analysis.answerType));
       }
       s.answer = fit;
@@ -280,7 +338,7 @@ export function rankStage(
     items: order.map((o) => o.item),
     ranking: order.map((o) => o.r),
     context: {
-      matched: new Map(items.map((item, i) => [item.id, matched[i] ?? new Set<number>()])),
+      matched: new Map(items.map((item, i) => [item.id, matched[i] ?? []])),
       idf,
       relevance,
     },

@@ -45,6 +45,9 @@ export function similarityOf(
   };
 }
 
+/** The MMR loop's marks over word ids, one table for every call (it is synchronous and never re-entered). */
+let MARKS = new Uint8Array(4096);
+
 export function selectStage(
   ranked: WorkItem[],
   relevance: ReadonlyMap<string, number>,
@@ -56,25 +59,25 @@ export function selectStage(
   // positions in `ranked`: relevance, word sets and the highest similarity so far (by id) in arrays.
   const similarity = similarityOf(ranked, index);
   const n = ranked.length;
-  const byId = new Map(ranked.map((item) => [item.id, item]));
-  const positionOf = new Map(ranked.map((item, p) => [item, p]));
-  const slots = new Map<string, number>();
-  const slotOf = ranked.map((item) => {
-    let slot = slots.get(item.id);
-    if (slot === undefined) {
-      slot = slots.size;
-      slots.set(item.id, slot);
-    }
-    return slot;
-  });
-  const rel = ranked.map((item) => relevance.get(item.id) ?? 0);
-  const top = Math.max(1e-9, ...rel);
+  // Each id's last position: the memory that id stands for (as a Map by id keeps the last), and the slot of the
+  // highest similarity so far that every memory with that id shares.
+  const lastAt = new Map<string, number>();
+  for (let p = 0; p < n; p++) lastAt.set((ranked[p] as WorkItem).id, p);
+  const slotOf = new Int32Array(n);
+  const rel = new Float64Array(n);
+  let top = 1e-9;
+  for (let p = 0; p < n; p++) {
+    const item = ranked[p] as WorkItem;
+    slotOf[p] = lastAt.get(item.id) ?? p;
+    const r = relevance.get(item.id) ?? 0;
+    rel[p] = r;
+    if (r > top) top = r;
+  }
   const words: Array<readonly number[] | undefined> = new Array(n);
   const wordsAt = (p: number): readonly number[] => {
     let w = words[p];
     if (w === undefined) {
-      const item = ranked[p] as WorkItem;
-      w = index.wordIds((byId.get(item.id) ?? item).content);
+      w = index.wordIds((ranked[slotOf[p] ?? p] as WorkItem).content);
       words[p] = w;
     }
     return w;
@@ -82,22 +85,33 @@ export function selectStage(
   const pool: number[] = ranked.map((_, p) => p);
   const inPool = new Uint8Array(n).fill(1);
   const chosen: WorkItem[] = [];
-  const maxSim = new Float64Array(slots.size);
-  const repliesOf = new Map<string, WorkItem>();
-  for (const item of ranked) if (item.replyTo !== undefined) repliesOf.set(item.replyTo, item);
+  const maxSim = new Float64Array(n);
+  /** The position of the (last) reply to each id. */
+  const repliesOf = new Map<string, number>();
+  for (let p = 0; p < n; p++) {
+    const replyTo = (ranked[p] as WorkItem).replyTo;
+    if (replyTo !== undefined) repliesOf.set(replyTo, p);
+  }
   let marks: Uint8Array | undefined;
   const take = (p: number) => {
     const idx = pool.indexOf(p);
-    if (idx >= 0) pool.splice(idx, 1);
+    if (idx >= 0) {
+      // Removed in place (no `splice`: it allocates the array of what it removes).
+      for (let x = idx + 1; x < pool.length; x++) pool[x - 1] = pool[x] as number;
+      pool.length--;
+    }
     inPool[p] = 0;
     chosen.push(ranked[p] as WorkItem);
     if (opts.lambda < 1) {
       // Jaccard against every memory left: the chosen one's words marked in a table over the word ids, each
-      // other set's intersection counted by lookups (the same integers as a merge, so the same index).
+      // other set's intersection counted by lookups (the same integers as a merge, so the same index). The
+      // table is shared by every call (all zeros between uses).
       const own = wordsAt(p);
       if (marks === undefined) {
         for (const q of pool) wordsAt(q);
-        marks = new Uint8Array(index.wordCount());
+        if (MARKS.length < index.wordCount())
+          MARKS = new Uint8Array(Math.max(index.wordCount(), 2 * MARKS.length));
+        marks = MARKS;
       }
       for (let k = 0; k < own.length; k++) marks[own[k] ?? 0] = 1;
       for (const q of pool) {
@@ -111,11 +125,8 @@ export function selectStage(
       for (let k = 0; k < own.length; k++) marks[own[k] ?? 0] = 0;
     }
   };
-  /** The position of an item of `ranked` still in the pool, or −1. */
-  const pooled = (item: WorkItem | undefined): number => {
-    const p = item === undefined ? undefined : positionOf.get(item);
-    return p !== undefined && inPool[p] === 1 ? p : -1;
-  };
+  /** `p` when it is a position still in the pool, else −1. */
+  const pooled = (p: number | undefined): number => (p !== undefined && inPool[p] === 1 ? p : -1);
   const limit = Math.min(opts.reserveUpTo, n);
   while (chosen.length < limit && pool.length > 0) {
     let best = -1;
@@ -135,7 +146,7 @@ export function selectStage(
     if (best < 0) break;
     const item = ranked[best] as WorkItem;
     // A reply chosen first pulls its question in before it: the question gives the reply its meaning.
-    const question = pooled(item.replyTo === undefined ? undefined : byId.get(item.replyTo));
+    const question = pooled(item.replyTo === undefined ? undefined : lastAt.get(item.replyTo));
     if (question >= 0 && chosen.length + 1 < limit) take(question);
     take(best);
     const reply = pooled(repliesOf.get(item.id));

@@ -64,7 +64,7 @@ function fullStem(word: string): string {
 }
 
 /** A stemmer: a lower-cased word (NFKC) to its stem. */
-type Stem = (word: string) => string;
+export type Stem = (word: string) => string;
 
 /**
  * A Snowball stemmer (@orama/stemmers) with its own bounded cache, for words of three characters or more.
@@ -203,13 +203,18 @@ for (let c = 0; c < 128; c++) {
  * memories well under a millisecond; so are the terms of an all-CJK word (one per character bigram, or one
  * for a lone character) when no wanted term is non-ASCII. Without `firsts` every term is a hit.
  */
-function scanTerms(
+export function scanTerms(
   text: string,
   start: number,
   end: number,
   hit: Hit,
   stemOf: Stem,
   firsts?: Uint8Array,
+  /**
+   * Called for every plain ASCII word `text[i, j)` instead of `hit` (which its term would be
+   * `asciiWordTerm(text.slice(i, j).toLowerCase())`): the request index's word ids (text/request-index.ts).
+   */
+  ascii?: (text: string, i: number, j: number) => void,
 ): number {
   const skipNonAscii = firsts !== undefined && firsts[NON_ASCII] !== 1;
   let count = 0;
@@ -231,7 +236,8 @@ function scanTerms(
       if (j >= end || d < 128) {
         // Plain ASCII letters and digits: the common case, decided without allocating when it cannot match.
         count++;
-        if (firsts === undefined || firsts[prefixKey(text, i, j)] === 1) {
+        if (ascii !== undefined) ascii(text, i, j);
+        else if (firsts === undefined || firsts[prefixKey(text, i, j)] === 1) {
           const word = text.slice(i, j).toLowerCase();
           const whole = stemOf(word);
           hit(cutTerm(whole), whole, word);
@@ -264,6 +270,16 @@ function scanTerms(
     i = j;
   }
   return count;
+}
+
+/** The stemmer `scanTerms` takes for `language`. */
+export function stemmerFor(language: StopLanguage): Stem {
+  return STEMMERS[language];
+}
+
+/** The term of a plain ASCII word, lower-cased, for `language` (what `scanTerms` hits it with). */
+export function asciiWordTerm(word: string, language: StopLanguage): string {
+  return cutTerm(STEMMERS[language](word));
 }
 
 /** The terms of `text`, in order (repeats kept), stemmed for `language` (English: Porter2). */
@@ -374,7 +390,7 @@ const NO_MATCH: SentenceScore = Object.freeze({ score: 0, matched: Object.freeze
  * rank and clip stages score different candidate sets with different IDF, see text/request-index.ts).
  */
 export interface MemoryTerms {
-  lengths: readonly number[];
+  lengths: ArrayLike<number>;
   found: ReadonlyArray<readonly number[] | null>;
 }
 
@@ -387,6 +403,24 @@ export type TermScanner = (memory: SentenceDocs) => MemoryTerms;
  * the whole list restricted to it.
  */
 export function termScanner(queryTerms: readonly string[], language: StopLanguage = "en"): TermScanner {
+  // Made once per list of terms while it recurs (the rank and clip stages, the certificate and the answer slot
+  // of one request, and of the next one with the same question): a scanner is a pure function of its terms, and
+  // making one allocates its 16 KB table of prefixes.
+  const key = `${language}\u0000${queryTerms.join("\u0000")}`;
+  let scanner = SCANNERS.get(key);
+  if (scanner === undefined) {
+    scanner = makeTermScanner(queryTerms, language);
+    if (SCANNERS.size >= MAX_SCANNERS) SCANNERS.clear();
+    SCANNERS.set(key, scanner);
+  }
+  return scanner;
+}
+
+/** Recent scanners by language and terms (at most `MAX_SCANNERS`, then the table starts afresh). */
+const SCANNERS = new Map<string, TermScanner>();
+const MAX_SCANNERS = 64;
+
+function makeTermScanner(queryTerms: readonly string[], language: StopLanguage): TermScanner {
   const stemOf = STEMMERS[language];
   const index = new Map<string, number>();
   const firsts = new Uint8Array(PREFIX_KEYS);
@@ -429,6 +463,9 @@ export function termScanner(queryTerms: readonly string[], language: StopLanguag
   };
 }
 
+/** `bm25Scores`' term frequencies of the sentence being scored. */
+let FREQ_SCRATCH = new Float64Array(64);
+
 /**
  * BM25 scores of every sentence of `memories` (as a scanner read them) with the IDF and average length taken
  * over all the sentences given. `q` query terms; with `map`, the scanned term index `k` is query term `map[k]`
@@ -458,16 +495,24 @@ export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: In
       if (seen === null) return NO_MATCH;
       // Matched query terms, ascending, with their frequencies.
       let matched: number[] | undefined;
-      let freq: number[] | undefined;
+      let freq: Float64Array | undefined;
       for (let p = 0; p < seen.length; p += 2) {
         const k = map === undefined ? (seen[p] ?? 0) : (map[seen[p] ?? 0] ?? -1);
         if (k < 0) continue;
         matched ??= [];
-        freq ??= [];
+        // The frequencies in a buffer shared by every call (as many as `matched`, at most one per query term).
+        if (FREQ_SCRATCH.length < q) FREQ_SCRATCH = new Float64Array(Math.max(q, 2 * FREQ_SCRATCH.length));
+        freq ??= FREQ_SCRATCH;
+        // Insertion in place (no `splice`: it allocates the array of what it removes, empty here).
         let at = matched.length;
-        while (at > 0 && (matched[at - 1] ?? 0) > k) at--;
-        matched.splice(at, 0, k);
-        freq.splice(at, 0, seen[p + 1] ?? 0);
+        matched.push(k);
+        while (at > 0 && (matched[at - 1] ?? 0) > k) {
+          matched[at] = matched[at - 1] as number;
+          freq[at] = freq[at - 1] as number;
+          at--;
+        }
+        matched[at] = k;
+        freq[at] = seen[p + 1] ?? 0;
       }
       if (matched === undefined || freq === undefined) return NO_MATCH;
       const norm = K1 * (1 - B + (B * (lengths[i] ?? 0)) / (avgLength || 1));

@@ -4,16 +4,20 @@ import type { Tokenizer } from "../types";
 import { detached } from "./detach";
 import { RecentCache } from "./recent";
 import {
+  asciiWordTerm,
   bm25Scores,
   type MemoryTerms,
   type RelevanceQuery,
   relevanceQuery,
   type SentenceScore,
+  scanTerms,
   scoreSentences,
+  stemmerFor,
   type TermScanner,
   termScanner,
 } from "./relevance";
 import { type SentenceSpan, sentenceSpans } from "./sentences";
+import type { StopLanguage } from "./stopwords";
 
 /**
  * One request's text index, shared by the stages that read the same memories (rank, select, clip; the
@@ -39,6 +43,8 @@ import { type SentenceSpan, sentenceSpans } from "./sentences";
 export class RequestIndex {
   private readonly entries = new Map<string, IndexedText>();
   private prepared: RelevanceQuery | undefined;
+  /** The word ids of the query's own terms (`relevance()`), interned when first needed. */
+  private queryIds: Int32Array | undefined;
   private scanner: TermScanner | undefined;
   private readonly counts = new Map<string, number>();
   private base: Tokenizer | undefined;
@@ -91,14 +97,41 @@ export class RequestIndex {
         language,
       );
     }
-    this.scanner ??= termScanner(own.terms, own.language);
-    const scan = this.scanner;
-    const memories = texts.map((text): MemoryTerms => {
+    if (this.queryIds === undefined) {
+      this.queryIds = new Int32Array(own.terms.length);
+      for (let k = 0; k < own.terms.length; k++) this.queryIds[k] = internTerm(own.terms[k] ?? "");
+    }
+    const memories: MemoryTerms[] = new Array(texts.length);
+    for (let m = 0; m < texts.length; m++) {
+      const text = texts[m] as string;
       const e = this.entry(text);
-      e.terms ??= scan({ text, sentences: this.spans(text) });
-      return e.terms;
-    });
+      if (e.terms === undefined) {
+        // A text met for the first time is scanned for the query's terms alone (most words ruled out by their
+        // first letters, nothing kept); one met again has its terms kept as word ids, then read as integers.
+        const facts = e.facts;
+        if (facts.terms?.[own.language] !== undefined || facts.scanned === true)
+          e.terms = queryHits(this.termIds(text, facts, own.language), this.queryIds);
+        else {
+          this.scanner ??= termScanner(own.terms, own.language);
+          e.terms = this.scanner({ text, sentences: this.spans(text) });
+          facts.scanned = true;
+        }
+      }
+      memories[m] = e.terms;
+    }
     return bm25Scores(memories, terms.length, map === true ? undefined : map);
+  }
+
+  /** The terms of `text`'s sentences as word ids, for `language` (shared across requests, see `TextTerms`). */
+  private termIds(text: string, facts: TextFacts, language: StopLanguage): TextTerms {
+    facts.terms ??= {};
+    let known = facts.terms[language];
+    if (known === undefined || known.wordTable !== WORD_TABLE.generation) {
+      facts.spans ??= sentenceSpans(text);
+      known = textTerms(text, facts.spans, language);
+      facts.terms[language] = known;
+    }
+    return known;
   }
 
   /** `answerFit(type, sentence j of text)`, computed once per sentence and type. */
@@ -252,6 +285,112 @@ function wordId(src: string, i: number, j: number, hash: number, ascii: boolean)
 }
 
 /**
+ * What `scanTerms` reads in each sentence of a text for `language`, whatever the query: how many terms it holds
+ * and every term as the word-table id of its string (a term is interned like a word: ids only stand for
+ * strings). `queryHits` then finds a query's terms among them by comparing integers, so a text a request saw
+ * before is not read again (stemmed, cut, looked up word by word) for the next question. Valid for the word
+ * table's `wordTable` generation.
+ */
+interface TextTerms {
+  wordTable: number;
+  /** Terms per sentence (`scanTerms`' count). */
+  lengths: Int32Array;
+  /** Sentence s's term ids are `ids[bounds[s], bounds[s + 1])`. */
+  bounds: Int32Array;
+  ids: Int32Array;
+}
+
+/** The scratch list of term ids `textTerms` collects into (one for every call: synchronous, never re-entered). */
+const TERM_SCRATCH: number[] = [];
+
+/**
+ * `TextTerms` of `text`: every term `scanTerms` finds (no query to rule words out). A plain ASCII word is
+ * looked up in the word table as it stands (no copy, A–Z folded) and its term's id read from `termOfWord`, so
+ * only a word met for the first time is lower-cased, stemmed and cut.
+ */
+function textTerms(text: string, spans: readonly SentenceSpan[], language: StopLanguage): TextTerms {
+  const stemOf = stemmerFor(language);
+  const ids = TERM_SCRATCH;
+  ids.length = 0;
+  const lengths = new Int32Array(spans.length);
+  const bounds = new Int32Array(spans.length + 1);
+  const hit = (term: string): void => {
+    ids.push(internTerm(term));
+  };
+  const ascii = (src: string, i: number, j: number): void => {
+    const word = wordId(src, i, j, foldedHash(src, i, j) & 0x3fffffff, true);
+    let byWord = TERM_OF_WORD[language];
+    if (byWord === undefined || byWord.length <= word) {
+      const grown = new Int32Array(Math.max(word + 1, 2 * (byWord?.length ?? 512)));
+      if (byWord !== undefined) grown.set(byWord);
+      byWord = grown;
+      TERM_OF_WORD[language] = byWord;
+    }
+    let term = (byWord[word] ?? 0) - 1;
+    if (term < 0) {
+      term = internTerm(asciiWordTerm(src.slice(i, j).toLowerCase(), language));
+      // Interning may have grown nothing here (`byWord` is per language and only grows above).
+      byWord[word] = term + 1;
+    }
+    ids.push(term);
+  };
+  for (let s = 0; s < spans.length; s++) {
+    const span = spans[s] as SentenceSpan;
+    bounds[s] = ids.length;
+    lengths[s] = scanTerms(text, span.start, span.end, hit, stemOf, undefined, ascii);
+  }
+  bounds[spans.length] = ids.length;
+  return { wordTable: WORD_TABLE.generation, lengths, bounds, ids: Int32Array.from(ids) };
+}
+
+/**
+ * A text's terms against a query's (`queryIds`: the word ids of the scanned query terms, in order): per
+ * sentence its length and `[query term index, frequency]` pairs in the order first seen, as a scanner of those
+ * terms reads them (text/relevance.ts `termScanner`).
+ */
+function queryHits(terms: TextTerms, queryIds: Int32Array): MemoryTerms {
+  const { lengths, bounds, ids } = terms;
+  const n = lengths.length;
+  const found: Array<number[] | null> = new Array(n);
+  for (let s = 0; s < n; s++) {
+    let pairs: number[] | null = null;
+    const end = bounds[s + 1] ?? 0;
+    for (let x = bounds[s] ?? 0; x < end; x++) {
+      const id = ids[x] as number;
+      // The last query term with this id (a term list's index map keeps the last of a repeated term).
+      let k = queryIds.length - 1;
+      while (k >= 0 && queryIds[k] !== id) k--;
+      if (k < 0) continue;
+      pairs ??= [];
+      let p = 0;
+      while (p < pairs.length && pairs[p] !== k) p += 2;
+      if (p < pairs.length) pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
+      else pairs.push(k, 1);
+    }
+    found[s] = pairs;
+  }
+  return { lengths, found };
+}
+
+/** Each language's term id (+1; 0: not known yet) of every ASCII word id, for the word table's current generation. */
+const TERM_OF_WORD: Partial<Record<StopLanguage, Int32Array>> = {};
+
+/** The word-table id of the string `term` (interned as a word of its own: hashed over all its code units). */
+function internTerm(term: string): number {
+  return wordId(term, 0, term.length, foldedHash(term, 0, term.length) & 0x3fffffff, false);
+}
+
+/** The word table's hash of `text[i, j)`: FNV-1a over its code units, A–Z folded (as `wordsOf` hashes a word). */
+function foldedHash(text: string, i: number, j: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let k = i; k < j; k++) {
+    const c = text.charCodeAt(k);
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c | 32 : c), 0x01000193);
+  }
+  return h;
+}
+
+/**
  * `byKey`'s array for `key`: one value per sentence of `text` (whose facts are `facts`), −1 until computed; made
  * when first asked.
  */
@@ -304,6 +443,7 @@ const MAX_WORDS = 50_000;
 
 function resetWordTable(): void {
   WORD_TABLE.generation++;
+  for (const language of Object.keys(TERM_OF_WORD) as StopLanguage[]) TERM_OF_WORD[language]?.fill(0);
   WORD_TABLE.list.length = 0;
   WORD_TABLE.hashes.fill(0);
   WORD_TABLE.overflow.clear();
@@ -345,6 +485,10 @@ interface TextFacts {
   tokens?: Map<Tokenizer, Int32Array>;
   words?: readonly number[];
   wordTable?: number;
+  /** Its sentences' terms per language (`TextTerms`), made when a request reads the text again. */
+  terms?: Partial<Record<StopLanguage, TextTerms>>;
+  /** Whether a request scanned it for query terms (the next one keeps its terms). */
+  scanned?: boolean;
 }
 
 /** Texts longer than this are not shared (a hostile long memory never stays in the cache). */
