@@ -18,7 +18,6 @@
  *
  * The same fates for the evidence ids (`expectedIds` not kept) are printed beside, per category.
  */
-import { readFileSync } from "node:fs";
 import { loadRecordedFile, matchRecorded, type RecordedCandidates } from "../src/eval/candidates";
 import { loadGolden } from "../src/eval/files";
 import {
@@ -214,7 +213,7 @@ async function main(): Promise<void> {
       continue;
     }
     console.log(`\n${label} (${file}): answers lost, by where the memory holding the answer was left`);
-    const head = ["category", "questions", "lost", ...CLASSES, "(a) in 200", "(b) rank ≤ 40"];
+    const head = ["category", "questions", "lost", ...CLASSES, "(a) in recorded", "(b) rank ≤ 40"];
     console.log(head.join("\t"));
     for (const cat of [...cats, "all"]) {
       const n = answerable.filter((q) => cat === "all" || q.category === cat).length;
@@ -233,7 +232,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      `evidence ids, by fate (kept / clipped = kept without the answer test / budget / ranked / notFetched)`,
+      `evidence ids, by fate (kept / budget / ranked / notFetched)`,
     );
     for (const cat of cats) {
       const ev = evidence.get(cat) ?? new Map();
