@@ -49,6 +49,24 @@ describe("rank stage: multi-signal relevance", () => {
       rankStage(items, analysis, weights).ranking.map((r) => r.relevance),
     );
     expect(specific.ranking[0]?.id).toBe("ans");
+    // A name only mentioned in the text, however often, keeps its weight.
+    const place = [
+      msg("p1", "Lucía: I move to Rotterdam in March."),
+      msg("p2", "Lucía: Rotterdam is rainy."),
+      msg("p3", "Andrés: Rotterdam again?"),
+    ];
+    const moved = rankStage(
+      place,
+      analyzeQuery("When do I move to Rotterdam?", TURN),
+      weights,
+      undefined,
+      undefined,
+      {
+        entitySpecificity: true,
+      },
+    );
+    expect(moved.ranking.map((r) => r.signals.entity)).toEqual([0.6, 0.6, 0.6]);
+    expect(moved.trace.detail?.entitySpecificity).toBe("rotterdam 1");
   });
 
   test("a time scope prefers memories inside it", () => {

@@ -16,7 +16,7 @@ import type { MemoryType, StageResult, WorkItem } from "../types";
  *   against the best of all candidates (IDF over the candidates' sentences, text/relevance.ts);
  * - entity: per name the question mentions, 1 when the memory's speaker is that name ("Maya: …"), 0.6 when the
  *   text mentions it; averaged. With `ranking.entitySpecificity` each name's match counts (1 − the share of the
- *   candidates that carry it): a speaker of the conversation, in most candidates, tells little apart;
+ *   candidates it is the speaker of): a speaker of the conversation, in half the turns, tells little apart;
  * - time: inside the question's time scope 1, else e^(−days outside / 14); for "now/currently" questions without a
  *   scope, newest 1 down to oldest 0 by rank. A fact with a validity (`validAt`/`invalidAt`, Zep edges) is judged
  *   by it instead (`validityFit`): valid at any time in the scope 1; for "now" questions 1 while valid at the
@@ -191,8 +191,8 @@ export function rankStage(
   }
   const entities = analysis.entities.filter((e) => !/^\d/.test(e)).map((e) => e.toLowerCase());
 
-  // `ranking.entitySpecificity`: a name most candidates carry (a speaker of the conversation) tells little apart —
-  // each name's match counts (1 − its share of the candidates that carry it).
+  // `ranking.entitySpecificity`: a name that speaks most candidates (a speaker of the conversation) tells little
+  // apart — each name's match counts (1 − the share of the candidates it is the speaker of).
   const speakers =
     entities.length > 0 ? items.map((item) => SPEAKER.exec(item.content)?.[1]?.toLowerCase() ?? "") : [];
   const texts = entities.length > 0 ? items.map((item) => item.content.toLowerCase()) : [];
@@ -205,7 +205,7 @@ export function rankStage(
   const specificity = entityMatches.map((row) => {
     if (!specific || n === 0) return 1;
     let df = 0;
-    for (const m of row) if (m > 0) df++;
+    for (const m of row) if (m === 1) df++;
     return 1 - df / n;
   });
 
