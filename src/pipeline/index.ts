@@ -197,7 +197,9 @@ export function runPipeline(
         ? { counts: counts.counts, available: counts.available, weight: r.weight, saturation: r.saturation }
         : undefined;
     run("rank", () => {
-      const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement, index);
+      const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement, index, {
+        entitySpecificity: policy.ranking.entitySpecificity === true,
+      });
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;
       return ranked;

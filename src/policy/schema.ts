@@ -280,6 +280,18 @@ export const rankingSchema = z
       .default(1)
       .describe("MMR λ (0–1): 1 = rank order only; lower trades relevance for difference from what is kept."),
     /**
+     * The entity signal weighs each name the question mentions by (1 − the share of the candidates it is the speaker
+     * of): the conversation's own speakers, in half the turns, stop outranking the memory that holds the answer; a
+     * name only mentioned in the text ("Rotterdam") keeps its full weight.
+     * Absent = off (and the policy's hash is what it was before this field existed).
+     */
+    entitySpecificity: z
+      .boolean()
+      .optional()
+      .describe(
+        "Weigh each name of the question by 1 - the share of candidates it speaks (the conversation's speakers count little).",
+      ),
+    /**
      * Dynamic K (seed 004): K = min + (max − min) × the question's complexity, instead of `retrieval.topK`.
      */
     dynamicK: z

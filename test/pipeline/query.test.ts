@@ -8,6 +8,10 @@ describe("query understanding", () => {
   test.each([
     ["When did Maya start pottery?", "time"],
     ["On what date did Daniel begin at Westmoor?", "time"],
+    ["What is the date of Lena and Theo's wedding?", "time"],
+    ["On which dates was the Lisbon conference held?", "time"],
+    ["Quelle est la date de la crémaillère de Camille ?", "time"],
+    ["¿Qué días estarán Mateo y Lucía en la casita asturiana?", "time"],
     ["Who gave Tom the bike?", "person"],
     ["Where does Maya take her classes?", "place"],
     ["How many students did I see during the flu?", "number"],
@@ -82,6 +86,21 @@ describe("time scope, resolved against the turn's time only", () => {
     ["¿Qué cenó Lucía ayer?", "2024-06-18", "2024-06-19"],
     ["Was hat Jonas letzte Woche gemacht?", "2024-06-10", "2024-06-17"],
     ["Qu'a dit Julie en mai ?", "2024-05-01", "2024-06-01"],
+    // The evening before the turn: told that night or the morning after.
+    ["Which restaurant did Ben go to last night?", "2024-06-18", "2024-06-20"],
+    ["¿Qué tiró Pimienta del balcón anoche?", "2024-06-18", "2024-06-20"],
+    // The latest such weekday before the turn's day (a Wednesday), and the day after it.
+    ["How far did Omar run last Saturday?", "2024-06-15", "2024-06-17"],
+    ["Qu'est-ce que Lucas a cuisiné dimanche dernier ?", "2024-06-16", "2024-06-18"],
+    ["¿Qué marca hizo Sofía en la carrera del domingo pasado?", "2024-06-16", "2024-06-18"],
+    ["Was hat Jonas letzten Mittwoch gemacht?", "2024-06-12", "2024-06-14"],
+    // Part of a month.
+    ["What was wrong with Maya's wrist in early September?", "2023-09-01", "2023-09-13"],
+    ["How far was Tom running on Sundays in late February?", "2024-02-18", "2024-03-01"],
+    ["What was Maya dealing with at the start of August?", "2023-08-01", "2023-08-13"],
+    ["Quel problème Camille a-t-elle eu avec sa banque début avril ?", "2024-04-01", "2024-04-13"],
+    ["¿Qué pasó a finales de mayo?", "2024-05-18", "2024-06-01"],
+    ["Was hat Clara Mitte Mai gemacht?", "2024-05-08", "2024-05-24"],
   ])("%s", (query, start, end) => {
     const scope = resolveTimeScope(query, TURN);
     expect(scope).toBeDefined();

@@ -27,6 +27,48 @@ describe("rank stage: multi-signal relevance", () => {
     expect(ranking[1]?.signals.entity).toBe(0);
   });
 
+  test("entitySpecificity: a name most candidates carry (the conversation's speaker) counts for little", () => {
+    const items = [
+      msg("s1", "Ben: Long day, I'm shattered."),
+      msg("s2", "Ben: Biscuit ate my sandwich again."),
+      msg("s3", "Ben: The gym was packed tonight."),
+      msg("ans", "Aisha: You go to The Crux Wall for climbing, right?"),
+    ];
+    const analysis = analyzeQuery("Which climbing gym does Ben go to?", TURN);
+    const plain = rankStage(items, analysis, weights);
+    const specific = rankStage(items, analysis, weights, undefined, undefined, { entitySpecificity: true });
+    const entity = (r: typeof plain) => Object.fromEntries(r.ranking.map((x) => [x.id, x.signals.entity]));
+    // Ben speaks in 3 of the 4 candidates: his match counts 1 − 3/4.
+    expect(entity(plain).s1).toBe(1);
+    expect(entity(specific).s1).toBe(0.25);
+    expect(entity(specific).ans).toBe(0);
+    expect(specific.trace.detail?.entitySpecificity).toBe("ben 0.25");
+    expect(plain.trace.detail?.entitySpecificity).toBeUndefined();
+    // Off (the default): the signal is what it was.
+    expect(plain.ranking.map((r) => r.relevance)).toEqual(
+      rankStage(items, analysis, weights).ranking.map((r) => r.relevance),
+    );
+    expect(specific.ranking[0]?.id).toBe("ans");
+    // A name only mentioned in the text, however often, keeps its weight.
+    const place = [
+      msg("p1", "Lucía: I move to Rotterdam in March."),
+      msg("p2", "Lucía: Rotterdam is rainy."),
+      msg("p3", "Andrés: Rotterdam again?"),
+    ];
+    const moved = rankStage(
+      place,
+      analyzeQuery("When do I move to Rotterdam?", TURN),
+      weights,
+      undefined,
+      undefined,
+      {
+        entitySpecificity: true,
+      },
+    );
+    expect(moved.ranking.map((r) => r.signals.entity)).toEqual([0.6, 0.6, 0.6]);
+    expect(moved.trace.detail?.entitySpecificity).toBe("rotterdam 1");
+  });
+
   test("a time scope prefers memories inside it", () => {
     const items = [
       msg("old", "Tom: I cooked a big paella for everyone.", { timestamp: "2024-03-02T10:00:00Z" }),

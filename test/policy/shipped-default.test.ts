@@ -19,7 +19,7 @@ async function shipped() {
 describe("the shipped default policy", () => {
   test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency within 450 tokens and 60 % of the backend's top 20", async () => {
     const { policy } = await shipped();
-    expect(policy.version).toBe(5);
+    expect(policy.version).toBe(6);
     expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
     expect(policy.budget).toMatchObject({
       packing: "skip",
@@ -31,6 +31,7 @@ describe("the shipped default policy", () => {
       enabled: true,
       diversity: 0.8,
       dynamicK: { enabled: true, min: 8, max: 20 },
+      entitySpecificity: true,
     });
     expect(policy.clip).toMatchObject({
       mode: "relevant",

@@ -49,7 +49,11 @@ const WORD = /[\p{L}\p{M}\p{N}']+/gu;
 
 const TIME_Q = [
   /^(when|how long ago|since when)\b/,
-  /\b(what|which) (time|date|day|year|month|week|weekend)\b/,
+  /\b(what|which) (time|date|dates|day|days|year|month|week|weekend)\b/,
+  /\bthe (date|dates) of\b/,
+  /\b(la date|les dates|quelles dates|quels jours|quel week-end)\b/,
+  /\b(qué|que) (días|dias|fechas|fin de semana)\b/,
+  /\b(welche tage|welches datum|welchem wochenende)\b/,
   /\b(quand|quelle date|en quelle année|quel jour|quelle année|quel mois|depuis quand|quelle heure)\b/,
   /(cuándo|\bcuando\b|\bqué año\b|\bque año\b|\bqué día\b|\bque dia\b|\bqué fecha\b|\bque fecha\b|\bqué mes\b|\bqué hora\b)/,
   /\b(wann|seit wann|an welchem tag|in welchem jahr|in welchem monat|welchem datum|um wie viel uhr)\b/,

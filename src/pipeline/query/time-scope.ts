@@ -165,6 +165,40 @@ const RECENT = new Set([
   "letztens",
 ]);
 const WEEKEND = new Set(["weekend", "week", "finde", "wochenende"]);
+/** "last night" / "anoche": the evening before the turn (said that night or the morning after). */
+const LAST_NIGHT = new Set(["anoche"]);
+const NIGHT = new Set(["night", "evening"]);
+/** Monday = 0 … Sunday = 6 (the week as `startOfWeek` counts it). */
+const WEEKDAYS: Record<string, number> = {};
+[
+  ["monday", "lundi", "lunes", "montag"],
+  ["tuesday", "mardi", "martes", "dienstag"],
+  ["wednesday", "mercredi", "miércoles", "miercoles", "mittwoch"],
+  ["thursday", "jeudi", "jueves", "donnerstag"],
+  ["friday", "vendredi", "viernes", "freitag"],
+  ["saturday", "samedi", "sábado", "sabado", "samstag"],
+  ["sunday", "dimanche", "domingo", "sonntag"],
+].forEach((names, i) => {
+  for (const n of names) WEEKDAYS[n] = i;
+});
+/** Which part of a month a modifier before its name means ("early May", "fin mars", "a finales de mayo", "Ende Mai"). */
+const MONTH_PART: Record<string, "early" | "mid" | "late"> = {};
+for (const w of [
+  "early",
+  "start",
+  "beginning",
+  "début",
+  "debut",
+  "principios",
+  "comienzos",
+  "inicios",
+  "anfang",
+])
+  MONTH_PART[w] = "early";
+for (const w of ["mid", "middle", "mediados", "mitte"]) MONTH_PART[w] = "mid";
+/** The words allowed between such a modifier and the month ("the end of August", "a principios de mayo"). */
+const PART_LINK = new Set(["of", "the", "de", "del", "d", "in", "im"]);
+for (const w of ["late", "end", "fin", "finales", "fines", "ende"]) MONTH_PART[w] = "late";
 const BEFORE = new Set(["before", "avant", "antes", "vor"]);
 const AFTER = new Set(["after", "après", "apres", "después", "despues", "nach"]);
 const ARTICLES = new Set([
@@ -222,6 +256,33 @@ export function resolveTimeScope(query: string, turnTime: number): TimeScope | u
     const b = w[i + 1] ?? "";
     const c = w[i + 2] ?? "";
     if (YESTERDAY.has(a)) return { start: today - DAY, end: today, phrase: a };
+    if (LAST_NIGHT.has(a) || (LAST.has(a) && NIGHT.has(b)))
+      return { start: today - DAY, end: today + DAY, phrase: LAST_NIGHT.has(a) ? a : `${a} ${b}` };
+    // "last Saturday", "dimanche dernier", "el domingo pasado", "letzten Sonntag": the latest such day before
+    // the turn's day (and the day after it, when it was told).
+    const dayAfter = WEEKDAYS[b];
+    const dayBefore = WEEKDAYS[a];
+    if ((LAST.has(a) && dayAfter !== undefined) || (dayBefore !== undefined && LAST.has(b))) {
+      const dow = (dayAfter ?? dayBefore) as number;
+      const back = (((new Date(today).getUTCDay() + 6) % 7) - dow + 7) % 7 || 7;
+      return { start: today - back * DAY, end: today - back * DAY + 2 * DAY, phrase: `${a} ${b}` };
+    }
+    // "early September", "at the start of August", "fin mars", "a finales de mayo", "Mitte Mai": that part of the
+    // month (a few days' overlap either side).
+    const part = MONTH_PART[a];
+    if (part !== undefined) {
+      let j = i + 1;
+      while (j < i + 4 && PART_LINK.has(w[j] ?? "")) j++;
+      const m = MONTHS[w[j] ?? ""];
+      if (m !== undefined && (w[j] ?? "").length >= 3) {
+        const yearWord = w[j + 1] ?? "";
+        const year = /^\d{4}$/.test(yearWord) ? Number(yearWord) : yearOfLast(m, turnTime);
+        const [monthStart, monthEnd] = monthRange(year, m);
+        const start = part === "early" ? monthStart : monthStart + (part === "mid" ? 7 : 17) * DAY;
+        const end = part === "late" ? monthEnd : monthStart + (part === "mid" ? 23 : 12) * DAY;
+        return { start, end, phrase: w.slice(i, j + 1).join(" ") };
+      }
+    }
     if (TODAY.has(a)) return { start: today, end: today + DAY, phrase: a };
     if (RECENT.has(a)) return { start: today - 14 * DAY, end: today + DAY, phrase: a };
     // "two weeks ago", "3 days ago"

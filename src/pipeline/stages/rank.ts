@@ -16,7 +16,8 @@ import type { MemoryType, StageResult, WorkItem } from "../types";
  * - lexical: half the IDF-weighted share of the query's terms the memory holds, half its best sentence's BM25
  *   against the best of all candidates (IDF over the candidates' sentences, text/relevance.ts);
  * - entity: per name the question mentions, 1 when the memory's speaker is that name ("Maya: …"), 0.6 when the
- *   text mentions it; averaged;
+ *   text mentions it; averaged. With `ranking.entitySpecificity` each name's match counts (1 − the share of the
+ *   candidates it is the speaker of): a speaker of the conversation, in half the turns, tells little apart;
  * - time: inside the question's time scope 1, else e^(−days outside / 14); for "now/currently" questions without a
  *   scope, newest 1 down to oldest 0 by rank. A fact with a validity (`validAt`/`invalidAt`, Zep edges) is judged
  *   by it instead (`validityFit`): valid at any time in the scope 1; for "now" questions 1 while valid at the
@@ -179,7 +180,10 @@ export function rankStage(
   reinforcement?: Reinforcement,
   /** The request's shared text index (runPipeline's); a stage run alone builds its own. */
   index: RequestIndex = new RequestIndex(""),
+  /** Policy `ranking.entitySpecificity`. */
+  opts: { entitySpecificity?: boolean } = {},
 ): StageResult & { ranking: RankedSignals[]; context: RankContext } {
+  const specific = opts.entitySpecificity === true;
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
   const spans = items.map((item) => index.spans(item.content));
@@ -236,6 +240,34 @@ export function rankStage(
   }
   const entities = analysis.entities.filter((e) => !/^\d/.test(e)).map((e) => e.toLowerCase());
 
+  // `ranking.entitySpecificity`: a name that speaks most candidates (a speaker of the conversation) tells little
+  // apart — each name's match counts (1 − the share of the candidates it is the speaker of).
+  // Each (name, memory) match computed once: the signal and the specificity read the same table. A memory's
+  // speaker (or its first name) is a full match, a mention 0.6.
+  const entityMatches: number[][] = entities.map(() => new Array<number>(n).fill(0));
+  if (entities.length > 0) {
+    for (let i = 0; i < n; i++) {
+      const content = (items[i] as WorkItem).content;
+      const speaker = SPEAKER.exec(content)?.[1]?.toLowerCase() ?? "";
+      const first = speaker.split(/\s+/)[0];
+      // Plain ASCII text is searched as it stands (A–Z folded while comparing), not lower-cased into a copy.
+      const ascii = isAscii(content);
+      const text = ascii ? content : content.toLowerCase();
+      for (let k = 0; k < entities.length; k++) {
+        const e = entities[k] as string;
+        const row = entityMatches[k] as number[];
+        if (speaker === e || first === e) row[i] = 1;
+        else if (ascii && isAscii(e) && e.length > 0 ? asciiWordIn(text, e) : wordIn(text, e)) row[i] = 0.6;
+      }
+    }
+  }
+  const specificity = entityMatches.map((row) => {
+    if (!specific || n === 0) return 1;
+    let df = 0;
+    for (const m of row) if (m === 1) df++;
+    return 1 - df / n;
+  });
+
   const signalsOf = (item: WorkItem, i: number): Partial<Record<Signal, number>> => {
     const s: Partial<Record<Signal, number>> = { backend: item.score };
     if (terms.length > 0) {
@@ -247,19 +279,8 @@ export function rankStage(
       s.lexical = round6(0.5 * coverage + 0.5 * concentration);
     }
     if (entities.length > 0) {
-      const speaker = SPEAKER.exec(item.content)?.[1]?.toLowerCase() ?? "";
-      const first = speaker.split(/\s+/)[0];
-      // Plain ASCII text is searched as it stands (A–Z folded while comparing), not lower-cased into a copy.
-      const ascii = isAscii(item.content);
-      const text = ascii ? item.content : item.content.toLowerCase();
       let sum = 0;
-      for (const e of entities)
-        sum +=
-          speaker === e || first === e
-            ? 1
-            : (ascii && isAscii(e) && e.length > 0 ? asciiWordIn(text, e) : wordIn(text, e))
-              ? 0.6
-              : 0;
+      for (let k = 0; k < entities.length; k++) sum += (specificity[k] ?? 1) * (entityMatches[k]?.[i] ?? 0);
       s.entity = round6(sum / entities.length);
     }
     const validity = validityOf(item);
@@ -332,6 +353,8 @@ export function rankStage(
   if (scope !== undefined) detail.timeScope = scope.phrase;
   // Explain and the playground only (text from the query: never a span attribute, src/telemetry/tracing.ts).
   if (analysis.entities.length > 0) detail.entities = analysis.entities.join(", ");
+  if (specific && entities.length > 0)
+    detail.entitySpecificity = entities.map((e, k) => `${e} ${round6(specificity[k] ?? 1)}`).join(", ");
   if (reinforcement !== undefined)
     detail.reinforcement = reinforcement.available ? "available" : "unavailable";
   return {
