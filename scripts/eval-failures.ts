@@ -231,9 +231,7 @@ async function main(): Promise<void> {
         ].join("\t"),
       );
     }
-    console.log(
-      `evidence ids, by fate (kept / budget / ranked / notFetched)`,
-    );
+    console.log(`evidence ids, by fate (kept / budget / ranked / notFetched)`);
     for (const cat of cats) {
       const ev = evidence.get(cat) ?? new Map();
       const total = [...ev.values()].reduce((a, b) => a + b, 0);
