@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from "pino";
 import { logCorrelation } from "../telemetry/log-context";
+import { stdoutDestination } from "./stdout";
 
 export type { Logger };
 
@@ -36,7 +37,10 @@ export const REDACT_PATHS = [
   "*.token",
 ];
 
-/** The one logger factory. Tests pass a destination stream to capture lines. */
+/**
+ * The one logger factory. Without a destination, lines go to stdout in batches of a few milliseconds
+ * (./stdout.ts); tests pass a destination stream to capture lines.
+ */
 export function createLogger(level = "info", destination?: DestinationStream): Logger {
   const options = {
     level,
@@ -46,7 +50,7 @@ export function createLogger(level = "info", destination?: DestinationStream): L
     // requestId, trace_id, span_id of the request and span being handled, on every line.
     mixin: logCorrelation,
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? stdoutDestination());
 }
 
 /** A logger that writes nowhere (for tests and tools that don't log). */
