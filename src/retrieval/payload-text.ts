@@ -26,11 +26,12 @@ interface HitMetadata {
 }
 
 /**
- * Hit metadata by the stored bytes of their metadata span (read as latin1: one char per byte, nothing decoded): the
- * entries of a Redis cache are read again on every hit, their metadata parsed once. Bounded: emptied when full.
+ * Stored metadata (parsed, frozen) and their hit metadata by the bytes of their metadata span (read as latin1: one
+ * char per byte, nothing decoded): the entries of a Redis cache are read again on every hit (and checked by
+ * src/cache/redis.ts, which reads their metadata), their metadata parsed once. Bounded: emptied when full.
  */
-const hitMetadataByText = new Map<string, HitMetadata>();
-const MAX_HIT_METADATA = 1024;
+const metadataByBytes = new Map<string, { stored: RetrievalMetadata; hit: HitMetadata }>();
+const MAX_STORED_METADATA = 1024;
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
@@ -139,10 +140,30 @@ export class PayloadText {
     return { bytes, metadataStart: start, metadataEnd: end };
   }
 
-  /** The payload's metadata (parsed from its span once); throws when the span is not an object. */
+  /**
+   * The payload's metadata (parsed from its span once; from stored bytes once per distinct bytes in the process,
+   * then frozen: shared by every text of those bytes); throws when the span is not an object.
+   */
   metadata(): RetrievalMetadata {
     if (this.meta !== undefined) return this.meta;
     if (this.parsed !== undefined) return this.parsed.metadata;
+    const bytes = this.bytes;
+    if (bytes !== undefined) {
+      const key = bytes.toString("latin1", this.metadataStart, this.metadataEnd);
+      let known = metadataByBytes.get(key);
+      if (known === undefined) {
+        const value: unknown = JSON.parse(bytes.toString("utf8", this.metadataStart, this.metadataEnd));
+        if (!isRecord(value)) throw new Error("the stored text's metadata is not an object");
+        // Shared by every text of the same bytes: frozen.
+        const stored = deepFreeze(value as unknown as RetrievalMetadata);
+        known = { stored, hit: hitMetadataOf(stored) };
+        if (metadataByBytes.size >= MAX_STORED_METADATA) metadataByBytes.clear();
+        metadataByBytes.set(key, known);
+      }
+      this.meta = known.stored;
+      this.hit = known.hit;
+      return this.meta;
+    }
     const span =
       this.bytes === undefined
         ? this.text.slice(this.metadataStart, this.metadataEnd)
@@ -155,7 +176,7 @@ export class PayloadText {
 
   /**
    * The metadata a hit on this text answers with: the stored one with `cache: "hit"`, frozen (shared by every hit
-   * of the entry; a caller spreads it to change a field). Parsed once per text, and for stored bytes once per
+   * of the entry; a caller spreads it to change a field). Made once per text, and for stored bytes once per
    * distinct metadata in the process (a Redis hit reads the entry's bytes again each time); throws as `metadata()`.
    */
   hitMetadata(): RetrievalMetadata {
@@ -164,20 +185,9 @@ export class PayloadText {
 
   private hitOf(): HitMetadata {
     if (this.hit !== undefined) return this.hit;
-    const bytes = this.bytes;
-    if (bytes === undefined || this.parsed !== undefined) {
-      this.hit = hitMetadataOf(this.metadata());
-      return this.hit;
-    }
-    const key = bytes.toString("latin1", this.metadataStart, this.metadataEnd);
-    let hit = hitMetadataByText.get(key);
-    if (hit === undefined) {
-      hit = hitMetadataOf(this.metadata());
-      if (hitMetadataByText.size >= MAX_HIT_METADATA) hitMetadataByText.clear();
-      hitMetadataByText.set(key, hit);
-    }
-    this.hit = hit;
-    return hit;
+    const metadata = this.metadata(); // from stored bytes, this also finds the hit metadata
+    this.hit ??= hitMetadataOf(metadata);
+    return this.hit;
   }
 
   /**

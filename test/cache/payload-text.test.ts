@@ -199,4 +199,24 @@ describe("PayloadText", () => {
       '{"memories":[],"metadata":{"cache":"hit","queryTime":7},"systemPrompt":""}',
     );
   });
+
+  test("stored bytes read again (each Redis hit) are not parsed again: the metadata of the same bytes is shared, frozen", () => {
+    const p = payload(["Ana orders a flat white."], "prompt", { totalTokens: 77_001 });
+    const { bytes, metadataStart, metadataEnd } = PayloadText.of(p).utf8();
+    const first = PayloadText.storedBytes(Buffer.from(bytes), metadataStart, metadataEnd);
+    expect(first?.metadata()).toEqual(p.metadata);
+    const parse = jest.spyOn(JSON, "parse");
+    try {
+      const again = PayloadText.storedBytes(Buffer.from(bytes), metadataStart, metadataEnd);
+      expect(again?.metadata()).toBe(first?.metadata());
+      expect(again?.hitJson(5).toString()).toBe(
+        JSON.stringify({ ...p, metadata: { ...p.metadata, queryTime: 5, cache: "hit" } }),
+      );
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    expect(Object.isFrozen(first?.metadata())).toBe(true);
+    expect(Object.isFrozen(first?.metadata().config)).toBe(true);
+  });
 });
