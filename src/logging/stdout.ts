@@ -1,16 +1,15 @@
 /**
- * The log's stdout, written in batches (issue 29): the lines of a few milliseconds are one `write` instead of one
- * each. A busy gateway writes one access line per request, and a write to a pipe or a file is a system call, which
- * cost a cache hit ~6 % of its CPU (`npx tsx bench/floors.bench.ts --profile`). Lines keep their order, are never
- * merged or cut, and reach stdout at most `FLUSH_MS` after they were logged, or as soon as `FLUSH_BYTES` are
- * waiting; whatever waits is written synchronously when the process exits (also after an uncaught exception, and
- * `process.exit`), so no line is lost but to SIGKILL. The writes themselves are pino's own synchronous
- * destination (sonic-boom: retries EAGAIN on a non-blocking pipe, stops quietly on EPIPE).
+ * The log's stdout, written in batches (issue 29): the lines logged in one turn of the event loop are one `write`
+ * instead of one each. A busy gateway writes one access line per request (and ends many requests per turn), and a
+ * write to a pipe or a file is a system call, which cost a cache hit ~6 % of its CPU
+ * (`npx tsx bench/floors.bench.ts --profile`). Lines keep their order, are never merged or cut, and reach stdout
+ * when the turn's I/O is done (`setImmediate`), or as soon as `FLUSH_BYTES` are waiting; whatever waits is written
+ * synchronously when the process exits (also after an uncaught exception, and `process.exit`), so no line is lost
+ * but to SIGKILL. The writes themselves are pino's own synchronous destination (sonic-boom: retries EAGAIN on a
+ * non-blocking pipe, stops quietly on EPIPE).
  */
 import pino, { type DestinationStream } from "pino";
 
-/** The longest a line waits before it is written, ms. */
-export const FLUSH_MS = 10;
 /** Waiting text (UTF-16 code units) that is written at once, without waiting for the timer. */
 export const FLUSH_BYTES = 16 * 1024;
 
@@ -18,10 +17,10 @@ interface Writer {
   write(text: string): unknown;
 }
 
-/** Lines collected and written to `out` in one piece (`flush`), at most `FLUSH_MS` after the first of them. */
+/** Lines collected and written to `out` in one piece (`flushSync`), at the end of the turn that logged them. */
 export class BatchedDestination implements DestinationStream {
   private pending = "";
-  private timer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Immediate | undefined;
 
   constructor(private readonly out: Writer) {}
 
@@ -29,7 +28,7 @@ export class BatchedDestination implements DestinationStream {
     this.pending += line;
     if (this.pending.length >= FLUSH_BYTES) this.flushSync();
     else if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flushSync(), FLUSH_MS);
+      this.timer = setImmediate(() => this.flushSync());
       // Waiting lines never keep the process alive: an exit writes them (`stdoutDestination`).
       this.timer.unref();
     }
@@ -38,7 +37,7 @@ export class BatchedDestination implements DestinationStream {
   /** Writes every waiting line now (pino's `logger.flush()` calls it too). */
   flushSync(): void {
     if (this.timer !== undefined) {
-      clearTimeout(this.timer);
+      clearImmediate(this.timer);
       this.timer = undefined;
     }
     if (this.pending === "") return;
