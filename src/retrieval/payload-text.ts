@@ -11,6 +11,43 @@ import type { RetrievalMetadata, RetrievalPayload } from "./payload";
 /** What precedes the metadata object in a payload's text. */
 const METADATA_KEY = ',"metadata":';
 
+/** What a hit's metadata starts with: `queryTime` is a payload's first metadata field (./payload.ts `buildPayload`). */
+const QUERY_TIME_KEY = '{"queryTime":';
+
+/**
+ * A stored metadata as a hit answers it: the object with `cache: "hit"` (frozen: every hit of the entry shares it),
+ * and its JSON after the `queryTime` value (`,"totalResults":…,"cache":"hit",…}`), so that a hit's metadata JSON is
+ * `{"queryTime":` + the hit's own time + `rest` (`hitJson`). `rest` is undefined for a metadata whose first field
+ * is not `queryTime` (then the hit serializes its metadata).
+ */
+interface HitMetadata {
+  metadata: RetrievalMetadata;
+  rest: string | undefined;
+}
+
+/**
+ * Stored metadata (parsed, frozen) and their hit metadata by the bytes of their metadata span (read as latin1: one
+ * char per byte, nothing decoded): the entries of a Redis cache are read again on every hit (and checked by
+ * src/cache/redis.ts, which reads their metadata), their metadata parsed once. Bounded: emptied when full.
+ */
+const metadataByBytes = new Map<string, { stored: RetrievalMetadata; hit: HitMetadata }>();
+const MAX_STORED_METADATA = 1024;
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+function hitMetadataOf(stored: RetrievalMetadata): HitMetadata {
+  const metadata = deepFreeze({ ...structuredClone(stored), cache: "hit" as const });
+  const json = JSON.stringify(metadata);
+  const head = `${QUERY_TIME_KEY}${JSON.stringify(metadata.queryTime)},`;
+  return { metadata, rest: json.startsWith(head) ? json.slice(head.length) : undefined };
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -19,6 +56,7 @@ export class PayloadText {
   private meta: RetrievalMetadata | undefined;
   private before: string | undefined;
   private after: string | undefined;
+  private hit: HitMetadata | undefined;
 
   /**
    * The text is `JSON.stringify` of a payload, held as a string or, as a Redis reply gave it, as its UTF-8 bytes
@@ -102,10 +140,30 @@ export class PayloadText {
     return { bytes, metadataStart: start, metadataEnd: end };
   }
 
-  /** The payload's metadata (parsed from its span once); throws when the span is not an object. */
+  /**
+   * The payload's metadata (parsed from its span once; from stored bytes once per distinct bytes in the process,
+   * then frozen: shared by every text of those bytes); throws when the span is not an object.
+   */
   metadata(): RetrievalMetadata {
     if (this.meta !== undefined) return this.meta;
     if (this.parsed !== undefined) return this.parsed.metadata;
+    const bytes = this.bytes;
+    if (bytes !== undefined) {
+      const key = bytes.toString("latin1", this.metadataStart, this.metadataEnd);
+      let known = metadataByBytes.get(key);
+      if (known === undefined) {
+        const value: unknown = JSON.parse(bytes.toString("utf8", this.metadataStart, this.metadataEnd));
+        if (!isRecord(value)) throw new Error("the stored text's metadata is not an object");
+        // Shared by every text of the same bytes: frozen.
+        const stored = deepFreeze(value as unknown as RetrievalMetadata);
+        known = { stored, hit: hitMetadataOf(stored) };
+        if (metadataByBytes.size >= MAX_STORED_METADATA) metadataByBytes.clear();
+        metadataByBytes.set(key, known);
+      }
+      this.meta = known.stored;
+      this.hit = known.hit;
+      return this.meta;
+    }
     const span =
       this.bytes === undefined
         ? this.text.slice(this.metadataStart, this.metadataEnd)
@@ -114,6 +172,33 @@ export class PayloadText {
     if (!isRecord(value)) throw new Error("the stored text's metadata is not an object");
     this.meta = value as unknown as RetrievalMetadata;
     return this.meta;
+  }
+
+  /**
+   * The metadata a hit on this text answers with: the stored one with `cache: "hit"`, frozen (shared by every hit
+   * of the entry; a caller spreads it to change a field). Made once per text, and for stored bytes once per
+   * distinct metadata in the process (a Redis hit reads the entry's bytes again each time); throws as `metadata()`.
+   */
+  hitMetadata(): RetrievalMetadata {
+    return this.hitOf().metadata;
+  }
+
+  private hitOf(): HitMetadata {
+    if (this.hit !== undefined) return this.hit;
+    const metadata = this.metadata(); // from stored bytes, this also finds the hit metadata
+    this.hit ??= hitMetadataOf(metadata);
+    return this.hit;
+  }
+
+  /**
+   * `json({ ...hitMetadata(), queryTime })`, the hit's answer, without serializing the metadata again: only the
+   * hit's `queryTime` is written before the rest of the hit metadata's JSON (made once, `hitMetadata`).
+   */
+  hitJson(queryTime: number): string | Buffer {
+    const { metadata, rest } = this.hitOf();
+    if (rest === undefined) return this.json({ ...metadata, queryTime });
+    const meta = `${QUERY_TIME_KEY}${Number.isFinite(queryTime) ? String(queryTime) : "null"},${rest}`;
+    return this.spliced(meta);
   }
 
   /** The whole payload (parsed once); throws when the text is not a payload. */
@@ -180,9 +265,13 @@ export class PayloadText {
    * answer's UTF-8 bytes (the stored ones around the new metadata's), never decoded and encoded again.
    */
   json(metadata: RetrievalMetadata): string | Buffer {
+    return this.spliced(JSON.stringify(metadata));
+  }
+
+  /** The text with `meta` (JSON) in place of its metadata object: bytes from stored bytes, else a string. */
+  private spliced(meta: string): string | Buffer {
     const bytes = this.bytes;
     if (bytes !== undefined) {
-      const meta = JSON.stringify(metadata);
       const size = bytes.length - (this.metadataEnd - this.metadataStart) + Buffer.byteLength(meta, "utf8");
       const out = Buffer.allocUnsafe(size);
       let at = bytes.copy(out, 0, 0, this.metadataStart);
@@ -194,7 +283,7 @@ export class PayloadText {
       this.before = this.text.slice(0, this.metadataStart);
       this.after = this.text.slice(this.metadataEnd);
     }
-    return this.before + JSON.stringify(metadata) + this.after;
+    return this.before + meta + this.after;
   }
 }
 

@@ -115,8 +115,11 @@ export function codeForKind(kind: BackendErrorKind, backend: BackendName): Fallb
 /** What ends a request before (or instead of) a shaped payload. */
 type Halt =
   | { kind: "fallback"; code: FallbackCode; detail?: string | undefined }
-  /** `text`: a cache hit's JSON text, from which the answer and its JSON are made (./payload-text.ts). */
-  | { kind: "payload"; payload: RetrievalPayload; text?: PayloadText }
+  /**
+   * `text`: the payload's JSON text, from which the answer and its JSON are made (./payload-text.ts); `hit`: the
+   * text is a cache hit's, answered with its hit metadata (`PayloadText.hitJson`).
+   */
+  | { kind: "payload"; payload: RetrievalPayload; text?: PayloadText; hit?: true }
   | Refusal
   | Extract<RetrievalOutcome, { kind: "rejected" }>;
 
@@ -412,7 +415,8 @@ export class RetrievalService {
 
   /**
    * Step 4, look up: a fresh cache entry answers (a hit). A plain retrieval's hit answers from the entry's JSON
-   * text (only its metadata is read, and serialized again: ./payload-text.ts); a door's from its payload.
+   * text (only its metadata is read, once per entry, and only its `queryTime` is written per hit:
+   * ./payload-text.ts); a door's from its payload.
    */
   private async lookUp(turn: Turn): Promise<Halt | undefined> {
     const { cached } = turn;
@@ -420,10 +424,8 @@ export class RetrievalService {
     const hit = await traceCacheLookup(() => cached);
     if (!hit?.fresh) return undefined;
     const text = turn.req.native === undefined ? hit.text : undefined;
-    if (text !== undefined) {
-      const metadata: RetrievalPayload["metadata"] = { ...text.metadata(), cache: "hit" };
-      return { kind: "payload", payload: text.answer(metadata), text };
-    }
+    if (text !== undefined)
+      return { kind: "payload", payload: text.answer(text.hitMetadata()), text, hit: true };
     return {
       kind: "payload",
       payload: { ...hit.payload, metadata: { ...hit.payload.metadata, cache: "hit" } },
@@ -914,7 +916,8 @@ export class RetrievalService {
       const { payload, text } = halt;
       const metadata = { ...payload.metadata, queryTime };
       if (text === undefined) return { kind: "payload", payload: { ...payload, metadata } };
-      return { kind: "payload", payload: text.answer(metadata), json: text.json(metadata) };
+      const json = halt.hit === true ? text.hitJson(queryTime) : text.json(metadata);
+      return { kind: "payload", payload: text.answer(metadata), json };
     }
     if (halt.kind !== "fallback") return halt;
     const payload = await answerWithFallback(halt.code, halt.detail, {

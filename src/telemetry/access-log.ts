@@ -23,24 +23,25 @@ export function accessLog(logger: Logger): Middleware {
     // The HTTP server span (./http-server.ts made it active before this middleware ran).
     const active = context.active();
     const spanContext = trace.getSpan(active)?.spanContext();
-    const ids =
-      spanContext !== undefined && isSpanContextValid(spanContext)
-        ? { trace_id: spanContext.traceId, span_id: spanContext.spanId }
-        : {};
+    const ids = spanContext !== undefined && isSpanContextValid(spanContext) ? spanContext : undefined;
     res.once("close", () => {
       const status = res.statusCode;
-      const problem = String(res.getHeader("content-type") ?? "").startsWith("application/problem+json");
       // Our own 429s are always the caller key's rate limit (a retrieval never answers 429: it falls back).
-      if (status === 429 && problem) recordRateLimitRejection("key");
-      const fields = {
-        requestId: localsOf(res).requestId,
-        ...ids,
-        method: req.method,
-        path: safePath(path),
-        status,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        ...(res.writableFinished ? {} : { aborted: true }),
-      };
+      if (
+        status === 429 &&
+        String(res.getHeader("content-type") ?? "").startsWith("application/problem+json")
+      )
+        recordRateLimitRejection("key");
+      const fields: Record<string, unknown> = { requestId: localsOf(res).requestId };
+      if (ids !== undefined) {
+        fields.trace_id = ids.traceId;
+        fields.span_id = ids.spanId;
+      }
+      fields.method = req.method;
+      fields.path = safePath(path);
+      fields.status = status;
+      fields.durationMs = Math.round((performance.now() - started) * 100) / 100;
+      if (!res.writableFinished) fields.aborted = true;
       // Probes and scrapes, polled every few seconds by orchestrators and scrapers: logged at debug only.
       if (UNTRACED_PATHS.has(path)) lines.debug(fields, "request");
       else lines.info(fields, "request");

@@ -77,8 +77,21 @@ export function routeOf(req: Routed, res: ServerResponse): string | undefined {
   return undefined;
 }
 
+/** Host headers split before (a client sends the same one on every request), bounded. */
+const hosts = new Map<string, { address?: string; port?: number }>();
+const MAX_HOSTS = 256;
+
 function splitHost(host: string | undefined): { address?: string; port?: number } {
   if (host === undefined || host === "") return {};
+  let split = hosts.get(host);
+  if (split === undefined) {
+    split = splitHostOnce(host);
+    if (hosts.size < MAX_HOSTS) hosts.set(host, split);
+  }
+  return split;
+}
+
+function splitHostOnce(host: string): { address?: string; port?: number } {
   // [::1]:8080, host:8080, host
   const close = host.lastIndexOf("]");
   const colon = host.lastIndexOf(":");
@@ -122,6 +135,34 @@ export function statusLabel(status: number): number | string {
     : `${Math.min(9, Math.max(0, Math.floor(status / 100)))}xx`;
 }
 
+/**
+ * The duration metric's label sets of answers without an error, made once per method, protocol version, status and
+ * route (bounded: past the bound they are made per answer). An error's set is made per answer.
+ */
+const durationLabels = new Map<string, Attributes>();
+const MAX_DURATION_LABELS = 1024;
+
+function durationAttributes(
+  method: string,
+  version: string,
+  status: number,
+  route: string | undefined,
+): Attributes {
+  const key = `${method} ${version} ${status} ${route ?? ""}`;
+  let attributes = durationLabels.get(key);
+  if (attributes === undefined) {
+    attributes = {
+      "http.request.method": method,
+      "url.scheme": "http",
+      "network.protocol.version": version,
+      "http.response.status_code": statusLabel(status),
+    };
+    if (route !== undefined) attributes["http.route"] = route;
+    if (durationLabels.size < MAX_DURATION_LABELS) durationLabels.set(key, attributes);
+  }
+  return attributes;
+}
+
 /** Ends the span and records the duration, once, when the response closes (sent, failed or abandoned). */
 function finish(
   span: Span,
@@ -133,26 +174,23 @@ function finish(
 ): void {
   const status = res.statusCode;
   const route = routeOf(req, res);
-  const metric: Attributes = {
-    "http.request.method": method,
-    "url.scheme": "http",
-    "network.protocol.version": req.httpVersion,
-    "http.response.status_code": statusLabel(status),
-  };
   if (route !== undefined) {
-    metric["http.route"] = route;
     span.updateName(`${method} ${route}`);
     span.setAttribute("http.route", route);
   }
   span.setAttribute("http.response.status_code", status);
+  let metric: Attributes;
   if (error !== undefined) {
     span.recordException(error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
-    metric["error.type"] = error.name;
+    metric = { ...durationAttributes(method, req.httpVersion, status, route), "error.type": error.name };
   } else if (status >= 500) {
     span.setStatus({ code: SpanStatusCode.ERROR });
-    metric["error.type"] = String(statusLabel(status));
-  }
+    metric = {
+      ...durationAttributes(method, req.httpVersion, status, route),
+      "error.type": String(statusLabel(status)),
+    };
+  } else metric = durationAttributes(method, req.httpVersion, status, route);
   span.end();
   recordActiveRequest(-1, method);
   recordHttpServerDuration((performance.now() - started) / 1000, metric);

@@ -69,6 +69,64 @@ interface Instruments {
    * to the instrument when the metrics are read (`flushActiveRequests`), the same sums as two adds per request.
    */
   activePending: Map<string, number>;
+  /**
+   * `retrieval.requests` and `retrieval.cache.lookups` not yet added, by the label sets of one kind of retrieval:
+   * counted here per retrieval and added when the metrics are read (`flushRetrievals`), the same sums as one add
+   * of each per retrieval (issue 29: two attribute hashes fewer per request).
+   */
+  retrievalPending: Map<RetrievalSeries, number>;
+}
+
+/**
+ * The label sets of one kind of retrieval (tenant, policy, backend, cache result, outcome, door), made once: the
+ * objects every retrieval of that kind records with.
+ */
+interface RetrievalSeries {
+  /** `retrieval.latency_ms`: backend, cache, outcome, door, policy, tenant. */
+  latency: Attributes;
+  /** `retrieval.results`, `.tokens`, `.token_budget_used`: backend, policy, outcome, tenant. */
+  base: Attributes;
+  /** `retrieval.requests`: tenant, policy, outcome. */
+  requests: Attributes;
+  /** `retrieval.cache.lookups`: backend, cache, door, policy, tenant. */
+  lookups: Attributes;
+}
+
+/** The label sets made so far, by their values joined (bounded: past the bound, a kind's sets are made per call). */
+const retrievalSeries = new Map<string, RetrievalSeries>();
+const MAX_RETRIEVAL_SERIES = 4096;
+
+function makeRetrievalSeries(
+  backend: string,
+  cache: string,
+  outcome: string,
+  door: string,
+  policy: string,
+  tenant: string,
+): RetrievalSeries {
+  return {
+    latency: { backend, cache, outcome, door, policy, tenant },
+    base: { backend, policy, outcome, tenant },
+    requests: { tenant, policy, outcome },
+    lookups: { backend, cache, door, policy, tenant },
+  };
+}
+
+function retrievalSeriesOf(
+  backend: string,
+  cache: string,
+  outcome: string,
+  door: string,
+  policy: string,
+  tenant: string,
+): RetrievalSeries {
+  const key = `${tenant}\u0000${policy}\u0000${backend}\u0000${cache}\u0000${outcome}\u0000${door}`;
+  let series = retrievalSeries.get(key);
+  if (series === undefined) {
+    series = makeRetrievalSeries(backend, cache, outcome, door, policy, tenant);
+    if (retrievalSeries.size < MAX_RETRIEVAL_SERIES) retrievalSeries.set(key, series);
+  }
+  return series;
 }
 
 /** The process's cache hit rate over the last 5 minutes, read by the `retrieval.cache_hit_rate` gauge. */
@@ -153,6 +211,7 @@ function create(provider: MeterProvider): Instruments {
     // Every collection runs the observable callbacks before it reads the other instruments: the in-flight
     // requests' pending changes go in first.
     flushActiveRequests(instruments);
+    flushRetrievals(instruments);
     const ratio = cacheHitWindow.ratio();
     if (ratio !== undefined) result.observe(ratio);
   });
@@ -243,6 +302,7 @@ function create(provider: MeterProvider): Instruments {
       unit: "{request}",
     }),
     activePending: new Map(),
+    retrievalPending: new Map(),
   };
   // Counters whose label sets are known up front start at 0: a series that exists before its first event keeps
   // `rate()` and `increase()` alerts correct (no "absent" series).
@@ -309,20 +369,30 @@ export function recordRetrieval(
 ): void {
   const i = instruments();
   const outcome = meta.fallback === null ? "ok" : "fallback";
-  const base: Attributes = { backend: meta.backend, policy: meta.policy.name, outcome, tenant };
   // `door`: which door asked (`retrieve`, a drop-in door's call, `mcp`), a bounded set of values.
   // `policy`: the served policy's name (a loaded policy file's, or a canary's), so canary and stable compare.
   const policy = meta.policy.name;
-  i.latency.record(elapsedMs, { backend: meta.backend, cache: meta.cache, outcome, door, policy, tenant });
-  i.retrievals.add(1, { tenant, policy, outcome });
-  i.results.record(meta.includedResults, base);
-  i.tokens.record(meta.totalTokens, base);
+  const series = retrievalSeriesOf(meta.backend, meta.cache, outcome, door, policy, tenant);
+  i.latency.record(elapsedMs, series.latency);
+  // retrieval.requests and retrieval.cache.lookups: counted here, added at the next collection.
+  i.retrievalPending.set(series, (i.retrievalPending.get(series) ?? 0) + 1);
+  i.results.record(meta.includedResults, series.base);
+  i.tokens.record(meta.totalTokens, series.base);
   // Tokens used against the budget they were packed into (the policy's maxTokens after request overrides).
-  if (meta.config.maxTokens > 0) i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, base);
-  i.cacheLookups.add(1, { backend: meta.backend, cache: meta.cache, door, policy, tenant });
+  if (meta.config.maxTokens > 0)
+    i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, series.base);
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
   if (meta.fallback !== null)
     i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action, policy, tenant });
+}
+
+/** The retrievals counted since the last read added to `retrieval.requests` and `retrieval.cache.lookups`. */
+function flushRetrievals(i: Instruments): void {
+  for (const [series, n] of i.retrievalPending) {
+    i.retrievals.add(n, series.requests);
+    i.cacheLookups.add(n, series.lookups);
+  }
+  i.retrievalPending.clear();
 }
 
 /** One shaped context's sufficiency verdict (policy `sufficiency`), and whether an expansion round ran for it. */

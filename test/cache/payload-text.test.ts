@@ -144,4 +144,79 @@ describe("PayloadText", () => {
       { numRuns: 200 },
     );
   });
+
+  test("a hit's JSON (hitJson) is JSON.stringify of the payload with the hit's metadata, from a text, a stored text and stored bytes", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: "grapheme" }), { maxLength: 3 }),
+        fc.string({ unit: "grapheme" }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        (contents, policyName, storedTime, queryTime, extras) => {
+          const p = payload(contents, "prompt", {
+            queryTime: storedTime,
+            policy: { name: policyName, version: 2, hash: "h2" },
+            ...(extras
+              ? {
+                  sufficiency: { verdict: "partial", coverage: 0.5, expanded: true },
+                  reinforcement: { available: false },
+                }
+              : {}),
+          } as Partial<RetrievalMetadata>);
+          const expected = JSON.stringify({ ...p, metadata: hitOf(p, queryTime) });
+          const made = PayloadText.of(p);
+          const { bytes, metadataStart, metadataEnd } = made.utf8();
+          const texts = [
+            made,
+            PayloadText.stored(made.text, made.metadataStart, made.metadataEnd),
+            PayloadText.storedBytes(bytes, metadataStart, metadataEnd),
+            // The same bytes read again (a second Redis hit on the entry): its metadata is the one parsed before.
+            PayloadText.storedBytes(Buffer.from(bytes), metadataStart, metadataEnd),
+          ];
+          for (const text of texts) {
+            if (text === undefined) throw new Error("not read");
+            const json = text.hitJson(queryTime);
+            expect(typeof json === "string" ? json : json.toString("utf8")).toBe(expected);
+            // As JSON has it (a stored -0 reads back as 0).
+            expect(JSON.parse(JSON.stringify(text.hitMetadata()))).toEqual(
+              JSON.parse(JSON.stringify({ ...p.metadata, cache: "hit" })),
+            );
+            expect(Object.isFrozen(text.hitMetadata())).toBe(true);
+          }
+          // The payload the text was made of is not frozen with it.
+          expect(Object.isFrozen(p.metadata)).toBe(false);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  test("a hit on a metadata whose first field is not queryTime serializes its metadata", () => {
+    const text = '{"memories":[],"metadata":{"cache":"miss","queryTime":3},"systemPrompt":""}';
+    const stored = PayloadText.stored(text, 26, 56);
+    expect(stored?.hitJson(7)).toBe(
+      '{"memories":[],"metadata":{"cache":"hit","queryTime":7},"systemPrompt":""}',
+    );
+  });
+
+  test("stored bytes read again (each Redis hit) are not parsed again: the metadata of the same bytes is shared, frozen", () => {
+    const p = payload(["Ana orders a flat white."], "prompt", { totalTokens: 77_001 });
+    const { bytes, metadataStart, metadataEnd } = PayloadText.of(p).utf8();
+    const first = PayloadText.storedBytes(Buffer.from(bytes), metadataStart, metadataEnd);
+    expect(first?.metadata()).toEqual(p.metadata);
+    const parse = jest.spyOn(JSON, "parse");
+    try {
+      const again = PayloadText.storedBytes(Buffer.from(bytes), metadataStart, metadataEnd);
+      expect(again?.metadata()).toBe(first?.metadata());
+      expect(again?.hitJson(5).toString()).toBe(
+        JSON.stringify({ ...p, metadata: { ...p.metadata, queryTime: 5, cache: "hit" } }),
+      );
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    expect(Object.isFrozen(first?.metadata())).toBe(true);
+    expect(Object.isFrozen(first?.metadata().config)).toBe(true);
+  });
 });
