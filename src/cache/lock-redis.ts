@@ -16,6 +16,11 @@ if type(cached) == "table" then cached = false end
 local taken = redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX")
 if taken then return {1, cached} else return {0, cached} end`;
 
+/** The key (without the connection's prefix) of a cache entry's lock: in the entry's slot, by its hash tag. */
+export function flightLockKey(key: string): string {
+  return `flight:${key}`;
+}
+
 /** A lock token: 16 random bytes, base64url (the admission script takes the lock with one of these too). */
 export function newFlightToken(): string {
   return randomBytes(16).toString("base64url");
@@ -59,7 +64,7 @@ export class RedisFlightLock implements FlightLock {
 
   /** The Redis key of an entry's lock (in the entry's slot: the cache key carries the user's hash tag). */
   redisKey(key: string): string {
-    return this.redis.key(`flight:${key}`);
+    return this.redis.key(flightLockKey(key));
   }
 
   async held(key: string): Promise<boolean | undefined> {

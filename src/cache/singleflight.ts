@@ -68,8 +68,21 @@ export interface SingleFlightDeps {
 
 const POLL_MS = [10, 20, 40, 50];
 
-/** Writes a computed payload where other replicas read it (the payload cache). Never throws. */
-export type FlightStore = (payload: CachedPayload) => Promise<void>;
+/**
+ * The lock a store may release itself, in the same step as its write (Redis: one script, src/cache/redis.ts):
+ * the entry's cache key and the holder's token.
+ */
+export interface FlightUnlock {
+  key: string;
+  token: string;
+}
+
+/**
+ * Writes a computed payload where other replicas read it (the payload cache). Never throws. Given `unlock`, it may
+ * release the lock with its write: it resolves `true` when it did (whether or not it wrote); anything else and the
+ * flight releases the lock itself.
+ */
+export type FlightStore = (payload: CachedPayload, unlock?: FlightUnlock) => Promise<unknown>;
 
 /**
  * A led flight: its outcome, and the work left after answering (the store, then the lock's release); none when the
@@ -83,9 +96,9 @@ interface Led {
 }
 
 /** Runs the store off the answer's path; a store that throws (even synchronously) is only a failed write. */
-function storeAfter(store: FlightStore, payload: CachedPayload): Promise<void> {
+function storeAfter(store: FlightStore, payload: CachedPayload, unlock?: FlightUnlock): Promise<unknown> {
   return Promise.resolve()
-    .then(() => store(payload))
+    .then(() => store(payload, unlock))
     .catch(() => undefined);
 }
 
@@ -207,7 +220,7 @@ export class SingleFlight {
       const payload = await compute();
       return {
         outcome: { payload, role: "leader" },
-        after: storeAfter(store, payload),
+        after: storeAfter(store, payload).then(() => undefined),
         fresh: opts.shareAcrossReplicas,
       };
     };
@@ -233,8 +246,11 @@ export class SingleFlight {
         try {
           if (again?.fresh) return { outcome: { payload: again.payload, role: "remote" } };
           const payload = await compute();
-          // Released once the result is stored: a waiter on another replica that sees the lock gone finds it.
-          const after = storeAfter(store, payload).finally(() => lock.release(key, token));
+          // Released once the result is stored (by the store's own write when it can: one round trip): a waiter
+          // on another replica that sees the lock gone finds it.
+          const after = storeAfter(store, payload, { key, token }).then((released) =>
+            released === true ? undefined : lock.release(key, token),
+          );
           handedOver = true;
           return { outcome: { payload, role: "leader" }, after, fresh: true };
         } finally {

@@ -16,7 +16,12 @@ import { performance } from "node:perf_hooks";
 import type { BackendProvider } from "../backends/registry";
 import { type Backend, BackendError, type BackendErrorKind, type NativeAnswer } from "../backends/types";
 import { payloadCacheKey, userCacheKeys } from "../cache/key";
-import { flightOptionsFor, type PreAcquisition, type SingleFlight } from "../cache/singleflight";
+import {
+  type FlightUnlock,
+  flightOptionsFor,
+  type PreAcquisition,
+  type SingleFlight,
+} from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
 import { mapLimit } from "../concurrency";
 import type { RecordedCandidates } from "../eval/candidates";
@@ -471,18 +476,22 @@ export class RetrievalService {
       if (halt.kind !== "payload") throw new FlightHalt(halt);
       return halt.payload;
     };
-    // Written after the answer; a failed write is logged, never the caller's problem.
-    const store = async (payload: RetrievalPayload): Promise<void> => {
+    // Written after the answer; a failed write is logged, never the caller's problem. The flight's lock goes with
+    // the write when the cache can release it (`unlock`: src/cache/singleflight.ts).
+    const store = async (payload: RetrievalPayload, unlock?: FlightUnlock): Promise<boolean> => {
       const { trace: _trace, ...cacheable } = payload;
       const since = await generation;
-      if (since === undefined) return;
+      if (since === undefined) return false;
       // Redis stores the text; the in-process cache keeps the one /v1/retrieve answers from (a door's never needs one).
       const shared =
         this.deps.cache.kind === "redis" || turn.req.native === undefined ? textOf(payload) : undefined;
       const { ttlSeconds, staleSeconds } = compiled.policy.cache;
-      await this.deps.cache
-        .set(cacheKey, cacheable, ttlSeconds, staleSeconds, since, shared)
-        .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
+      return this.deps.cache
+        .set(cacheKey, cacheable, ttlSeconds, staleSeconds, since, shared, unlock)
+        .catch((err: unknown) => {
+          this.deps.logger.warn({ err }, "cache write failed");
+          return false;
+        });
     };
     try {
       if (turn.explain) {

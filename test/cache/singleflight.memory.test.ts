@@ -96,7 +96,7 @@ function twoReplicas(lockOf: (lock: MemoryFlightLock) => FlightLock = (lock) => 
   /** The store a retrieval passes: the result into the cache, fresh for a minute. */
   const storeIn =
     (key: string) =>
-    (p: CachedPayload): Promise<void> =>
+    (p: CachedPayload): Promise<boolean> =>
       cache.set(key, p, 60, 0);
   return { clock, cache, lock: memoryLock, a: replica(), b: replica(), storeIn };
 }
