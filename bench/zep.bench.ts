@@ -21,6 +21,7 @@
  *   npx tsx bench/zep.bench.ts [--quick] [--no-build] [--rate=500] [--profile] [--seconds=N]
  *                              [--only=direct,miss-redis,miss-local,hit-redis,hit-local,floor,floor-answer,heap,soak]
  *                              [--modes=seq,rate,max] [--soak-seconds=N] [--env=NAME=value,…] [--baseline=DIR]
+ *                              [--rounds=N]
  *
  * (d′) `floor-answer` is the floor's app sending the bytes of a memgate cache hit (fetched after the warm-up): what
  * sending that answer costs any Express gateway, not a goal.
@@ -52,7 +53,9 @@ const ARGS = benchArgs(process.argv.slice(2), {
   full: { seq: 3, rate: 4, max: 3 },
   quick: { seq: 1.5, rate: 2, max: 2 },
 });
-const { flag, rate: RATE, only: ONLY, gatewayEnv: GATEWAY_ENV, rounds: ROUNDS, modes: MODES } = ARGS;
+const { flag, rate: RATE, only: ONLY, gatewayEnv: GATEWAY_ENV, modes: MODES } = ARGS;
+/** `--rounds=N`: more, shorter interleaved rounds make a side-by-side ratio steadier on a busy machine. */
+const ROUNDS = Math.max(1, Number(flag("rounds") ?? ARGS.rounds) || ARGS.rounds);
 const { quick: QUICK, profile: PROFILE, seconds: SECONDS, warmupSeconds: WARMUP_S } = ARGS;
 const CONNECTIONS = 32;
 const IN_FLIGHT = 200;
@@ -337,6 +340,35 @@ function modeTable(all: readonly Measured[], mode: Mode): string {
   );
 }
 
+/** CPU per answer of one round's run. */
+const cpuPerAnswer = (r: Run) => (r.cpuMs * 1000) / Math.max(1, r.result.total);
+
+/** The baseline comparison per round: this build's CPU per miss over the baseline's in the same round, then their median. */
+function roundRatios(runs: ReadonlyMap<string, readonly Run[]>): string[] {
+  const lines: string[] = [];
+  for (const [miss, base] of [
+    ["miss-redis", "miss-redis-base"],
+    ["miss-local", "miss-local-base"],
+  ] as const) {
+    for (const mode of MODES) {
+      const a = runs.get(`${mode}:${miss}`) ?? [];
+      const b = runs.get(`${mode}:${base}`) ?? [];
+      const ratios = a.flatMap((r, i) => {
+        const other = b[i];
+        return other === undefined ? [] : [cpuPerAnswer(r) / cpuPerAnswer(other)];
+      });
+      if (ratios.length === 0) continue;
+      const sorted = [...ratios].sort((x, y) => x - y);
+      const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
+      lines.push(
+        `${LABELS[miss].slice(4)}, ${mode}: CPU per miss / baseline's, round by round: ` +
+          `${ratios.map((r) => pct(r)).join(", ")} — median ${pct(median)}`,
+      );
+    }
+  }
+  return lines;
+}
+
 function goalLines(all: readonly Measured[]): string[] {
   const find = (mode: Mode, t: Target) => all.find((m) => m.mode === mode && m.target === t);
   const verdict = (ok: boolean, by: string) => (ok ? "met" : `NOT met (by ${by})`);
@@ -552,6 +584,7 @@ async function main(): Promise<void> {
   }
   console.log(heading("goals (2 shared cores; ratios from this run, side by side)"));
   for (const line of goalLines(measured)) console.log(line);
+  for (const line of roundRatios(runs)) console.log(line);
   if (heap !== undefined) {
     console.log(
       `heap per in-flight request ≤ 1 MB: ${bytes(heap.perRequest)} — ${heap.perRequest <= 1024 * 1024 ? "met" : "NOT met"}`,
