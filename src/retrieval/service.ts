@@ -460,11 +460,12 @@ export class RetrievalService {
     // is not stored.
     let generation: Promise<number | undefined> = Promise.resolve(undefined);
     // The produced payload's JSON text, made once: the answer (/v1/retrieve) and the cache entry are the same bytes
-    // but the metadata span (./payload-text.ts). Not for an explain payload: its trace is answered, never cached.
+    // but the metadata span (./payload-text.ts); with Redis encoded once too, as the entry stores it. Not for an
+    // explain payload: its trace is answered, never cached.
     let text: PayloadText | undefined;
     const textOf = (payload: RetrievalPayload): PayloadText | undefined => {
       if (payload.trace !== undefined) return undefined;
-      text ??= PayloadText.of(payload);
+      text ??= this.deps.cache.kind === "redis" ? PayloadText.of(payload).encoded() : PayloadText.of(payload);
       return text;
     };
     const produce = async (signal: AbortSignal | undefined): Promise<RetrievalPayload> => {
