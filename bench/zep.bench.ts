@@ -20,13 +20,19 @@
  *
  *   npx tsx bench/zep.bench.ts [--quick] [--no-build] [--rate=500] [--profile] [--seconds=N]
  *                              [--only=direct,miss-redis,miss-local,hit-redis,hit-local,floor,floor-answer,heap,soak]
- *                              [--modes=seq,rate,max] [--soak-seconds=N] [--env=NAME=value,…]
+ *                              [--modes=seq,rate,max] [--soak-seconds=N] [--env=NAME=value,…] [--baseline=DIR]
+ *                              [--rounds=N]
  *
  * (d′) `floor-answer` is the floor's app sending the bytes of a memgate cache hit (fetched after the warm-up): what
  * sending that answer costs any Express gateway, not a goal.
  *
  * `--profile` runs both gateways under `node --cpu-prof` and prints their top self-time functions and packages
  * (`npx tsx bench/lib/cpuprofile.ts <file>` reads one again). `--env` adds environment to both gateways.
+ *
+ * `--baseline=DIR` runs another build beside this one (DIR holds its bin/ and a built dist/, e.g. an earlier commit's
+ * `git archive` built with `npx tsc -p tsconfig.build.json`, node_modules linked): its two gateways are scenarios
+ * `miss-redis-base` and `miss-local-base`, interleaved with the others in every round, and the goal lines add the
+ * misses' CPU per answer against the baseline's, measured side by side (a shared machine's ratio, not two runs).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -47,7 +53,9 @@ const ARGS = benchArgs(process.argv.slice(2), {
   full: { seq: 3, rate: 4, max: 3 },
   quick: { seq: 1.5, rate: 2, max: 2 },
 });
-const { flag, rate: RATE, only: ONLY, gatewayEnv: GATEWAY_ENV, rounds: ROUNDS, modes: MODES } = ARGS;
+const { flag, rate: RATE, only: ONLY, gatewayEnv: GATEWAY_ENV, modes: MODES } = ARGS;
+/** `--rounds=N`: more, shorter interleaved rounds make a side-by-side ratio steadier on a busy machine. */
+const ROUNDS = Math.max(1, Number(flag("rounds") ?? ARGS.rounds) || ARGS.rounds);
 const { quick: QUICK, profile: PROFILE, seconds: SECONDS, warmupSeconds: WARMUP_S } = ARGS;
 const CONNECTIONS = 32;
 const IN_FLIGHT = 200;
@@ -58,14 +66,40 @@ const SOAK_WARMUP_S = QUICK ? 2 : 5;
 const RSS_BOUND = 16 * 1024 * 1024;
 const USER = "bench-user";
 
-type Target = "direct" | "miss-redis" | "miss-local" | "hit-redis" | "hit-local" | "floor" | "floor-answer";
+const BASELINE = flag("baseline");
+type Target =
+  | "direct"
+  | "miss-redis"
+  | "miss-local"
+  | "miss-redis-base"
+  | "miss-local-base"
+  | "hit-redis"
+  | "hit-local"
+  | "floor"
+  | "floor-answer";
 const TARGETS: readonly Target[] = (
-  ["direct", "miss-redis", "miss-local", "hit-redis", "hit-local", "floor", "floor-answer"] as const
-).filter((t) => ONLY === undefined || ONLY.includes(t));
+  [
+    "direct",
+    "miss-redis",
+    "miss-local",
+    "miss-redis-base",
+    "miss-local-base",
+    "hit-redis",
+    "hit-local",
+    "floor",
+    "floor-answer",
+  ] as const
+)
+  .filter((t) => BASELINE !== undefined || !t.endsWith("-base"))
+  .filter(
+    (t) => ONLY === undefined || ONLY.includes(t) || (t.endsWith("-base") && ONLY.includes(t.slice(0, -5))),
+  );
 const LABELS: Record<Target, string> = {
   direct: "(a) fake Zep, direct (2 scopes at once)",
   "miss-redis": "(b) memgate miss, Redis + tracing",
   "miss-local": "(b) memgate miss, in-process",
+  "miss-redis-base": "(b) baseline miss, Redis + tracing",
+  "miss-local-base": "(b) baseline miss, in-process",
   "hit-redis": "(c) memgate hit, Redis + tracing",
   "hit-local": "(c) memgate hit, in-process",
   floor: "(d) bare Express (floor)",
@@ -80,6 +114,8 @@ interface Parties {
   redis: { pid: number | undefined };
   withRedis: Gateway;
   inProcess: Gateway;
+  /** `--baseline`'s build, the same two ways. */
+  base?: { withRedis: Gateway; inProcess: Gateway };
   load: Helper<LoadSpec, LoadResult>;
 }
 
@@ -117,6 +153,8 @@ const zepBody = (scope: "edges" | "episodes") =>
 function gatewayOf(p: Parties, t: Target): Gateway | undefined {
   if (t === "miss-redis" || t === "hit-redis") return p.withRedis;
   if (t === "miss-local" || t === "hit-local") return p.inProcess;
+  if (t === "miss-redis-base") return p.base?.withRedis;
+  if (t === "miss-local-base") return p.base?.inProcess;
   return undefined;
 }
 
@@ -134,6 +172,8 @@ function specFor(p: Parties, t: Target, mode: Mode, warmupS = WARMUP_S, seconds 
       };
     case "miss-redis":
     case "miss-local":
+    case "miss-redis-base":
+    case "miss-local-base":
       return {
         ...common,
         url: `${gw?.url}/v1/retrieve`,
@@ -192,7 +232,7 @@ async function runOne(p: Parties, t: Target, mode: Mode): Promise<Run> {
     result,
     answers,
     cpuMs: (cpu1[0] ?? 0) - (cpu0[0] ?? 0),
-    redisCpuMs: t.endsWith("-redis") ? (cpu1[1] ?? 0) - (cpu0[1] ?? 0) : 0,
+    redisCpuMs: t.includes("-redis") ? (cpu1[1] ?? 0) - (cpu0[1] ?? 0) : 0,
   };
 }
 
@@ -293,18 +333,47 @@ function modeTable(all: readonly Measured[], mode: Mode): string {
         f2(m.latency.max),
         int(m.failed),
         Number.isFinite(m.cpuUs) ? int(m.cpuUs) : "n/a",
-        m.target.endsWith("-redis") ? int(m.redisCpuUs) : "",
+        m.target.includes("-redis") ? int(m.redisCpuUs) : "",
         describeAnswers(m.answers),
       ]),
     ["left"],
   );
 }
 
+/** CPU per answer of one round's run. */
+const cpuPerAnswer = (r: Run) => (r.cpuMs * 1000) / Math.max(1, r.result.total);
+
+/** The baseline comparison per round: this build's CPU per miss over the baseline's in the same round, then their median. */
+function roundRatios(runs: ReadonlyMap<string, readonly Run[]>): string[] {
+  const lines: string[] = [];
+  for (const [miss, base] of [
+    ["miss-redis", "miss-redis-base"],
+    ["miss-local", "miss-local-base"],
+  ] as const) {
+    for (const mode of MODES) {
+      const a = runs.get(`${mode}:${miss}`) ?? [];
+      const b = runs.get(`${mode}:${base}`) ?? [];
+      const ratios = a.flatMap((r, i) => {
+        const other = b[i];
+        return other === undefined ? [] : [cpuPerAnswer(r) / cpuPerAnswer(other)];
+      });
+      if (ratios.length === 0) continue;
+      const sorted = [...ratios].sort((x, y) => x - y);
+      const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
+      lines.push(
+        `${LABELS[miss].slice(4)}, ${mode}: CPU per miss / baseline's, round by round: ` +
+          `${ratios.map((r) => pct(r)).join(", ")} — median ${pct(median)}`,
+      );
+    }
+  }
+  return lines;
+}
+
 function goalLines(all: readonly Measured[]): string[] {
   const find = (mode: Mode, t: Target) => all.find((m) => m.mode === mode && m.target === t);
   const verdict = (ok: boolean, by: string) => (ok ? "met" : `NOT met (by ${by})`);
   const lines: string[] = [];
-  for (const miss of ["miss-redis", "miss-local"] as const) {
+  for (const miss of ["miss-redis", "miss-local", "miss-redis-base", "miss-local-base"] as const) {
     for (const [mode, label] of [
       ["seq", "one at a time"],
       ["rate", `at ${RATE}/s`],
@@ -318,6 +387,22 @@ function goalLines(all: readonly Measured[]): string[] {
         `${LABELS[miss].slice(4)}, ${label}: added p50 ${f2(p50)} ms (≤ 1: ${verdict(p50 <= 1, `${f2(p50 - 1)} ms`)}), ` +
           `p99 ${f2(p99)} ms (≤ 5: ${verdict(p99 <= 5, `${f2(p99 - 5)} ms`)}) — miss ${f2(b.latency.median)} / ` +
           `${f2(b.latency.p99)} vs direct ${f2(a.latency.median)} / ${f2(a.latency.p99)} ms`,
+      );
+    }
+  }
+  for (const [miss, base] of [
+    ["miss-redis", "miss-redis-base"],
+    ["miss-local", "miss-local-base"],
+  ] as const) {
+    for (const mode of MODES) {
+      const a = find(mode, miss);
+      const b = find(mode, base);
+      if (!a || !b) continue;
+      lines.push(
+        `${LABELS[miss].slice(4)}, ${mode}: CPU ${int(a.cpuUs)} µs per miss against the baseline's ${int(b.cpuUs)} ` +
+          `(${pct(a.cpuUs / b.cpuUs)}); p50 ${f2(a.latency.median)} vs ${f2(b.latency.median)} ms, p99 ` +
+          `${f2(a.latency.p99)} vs ${f2(b.latency.p99)} ms` +
+          (a.target.includes("-redis") ? `; redis ${int(a.redisCpuUs)} vs ${int(b.redisCpuUs)} µs` : ""),
       );
     }
   }
@@ -386,12 +471,27 @@ async function main(): Promise<void> {
     ...common,
     ...(profDirs === undefined ? {} : { cpuProfDir: profDirs.local }),
   });
+  const base =
+    BASELINE === undefined
+      ? undefined
+      : {
+          withRedis: await Gateway.start({
+            ...common,
+            root: resolve(BASELINE),
+            // Entries of its own: a baseline miss never finds this build's.
+            env: { ...GATEWAY_ENV, MEMGATE_REDIS_PREFIX: "gwbase:" },
+            redisUrl: redis.url,
+            sinkUrl: url(sink.hello),
+          }),
+          inProcess: await Gateway.start({ ...common, root: resolve(BASELINE) }),
+        };
   const p: Parties = {
     zep: { helper: zep.helper, url: url(zep.hello) },
     floor: { helper: floor.helper, url: url(floor.hello) },
     redis: { pid: redis.child.pid },
     withRedis,
     inProcess,
+    ...(base === undefined ? {} : { base }),
     load: load.helper,
   };
 
@@ -402,6 +502,9 @@ async function main(): Promise<void> {
   try {
     // JIT warm-up of every path (not counted), and the hit query's cache entry in both gateways.
     for (const t of ["miss-redis", "miss-local", "hit-redis", "hit-local", "direct", "floor"] as const) {
+      await p.load.ask(specFor(p, t, "max", 0, QUICK ? 1 : 2));
+    }
+    for (const t of TARGETS.filter((x) => x.endsWith("-base"))) {
       await p.load.ask(specFor(p, t, "max", 0, QUICK ? 1 : 2));
     }
     // (d′) sends the bytes of the in-process gateway's cache hit, as the hit scenario receives them.
@@ -433,6 +536,8 @@ async function main(): Promise<void> {
     console.log(`OTLP sink received ${int(sunk.requests ?? 0)} exports, ${bytes(sunk.bytes)} of spans`);
     await withRedis.stop();
     await inProcess.stop();
+    await base?.withRedis.stop();
+    await base?.inProcess.stop();
     for (const h of [load.helper, zep.helper, floor.helper, sink.helper]) await h.stop();
     await stopChild(redis.child, 5000);
   }
@@ -479,6 +584,7 @@ async function main(): Promise<void> {
   }
   console.log(heading("goals (2 shared cores; ratios from this run, side by side)"));
   for (const line of goalLines(measured)) console.log(line);
+  for (const line of roundRatios(runs)) console.log(line);
   if (heap !== undefined) {
     console.log(
       `heap per in-flight request ≤ 1 MB: ${bytes(heap.perRequest)} — ${heap.perRequest <= 1024 * 1024 ? "met" : "NOT met"}`,

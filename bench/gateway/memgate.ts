@@ -52,6 +52,11 @@ export interface GatewayOptions {
   cpuProfDir?: string;
   /** More environment (experiments: e.g. OTEL_SDK_DISABLED=true to see what tracing costs). */
   env?: Record<string, string>;
+  /**
+   * Another build to run (a directory holding its own bin/ and dist/, e.g. an earlier commit's, to compare in the
+   * same run); default this checkout.
+   */
+  root?: string;
 }
 
 export class Gateway {
@@ -66,7 +71,9 @@ export class Gateway {
   }
 
   static async start(opts: GatewayOptions): Promise<Gateway> {
-    if (!existsSync(join(ROOT, "dist/cli/main.js"))) throw new Error("dist/ is missing: run `npm run build`");
+    const root = opts.root ?? ROOT;
+    if (!existsSync(join(root, "dist/cli/main.js")))
+      throw new Error(`${root}/dist/ is missing: run \`npm run build\``);
     const dir = mkdtempSync(join(tmpdir(), "memgate-gwbench-"));
     const backend = opts.backend ?? "openmemory";
     writeFileSync(join(dir, "default.yaml"), benchPolicy(backend));
@@ -78,11 +85,11 @@ export class Gateway {
       "--expose-gc",
       "-r",
       join(__dirname, "heap-probe.cjs"),
-      join(ROOT, "bin/memgate.js"),
+      join(root, "bin/memgate.js"),
     ];
     const child = track(
       spawn(process.execPath, [...args, "serve"], {
-        cwd: ROOT,
+        cwd: root,
         env: {
           PATH: process.env.PATH ?? "",
           HOST: "127.0.0.1",

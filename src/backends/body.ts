@@ -25,8 +25,9 @@ export async function readBoundedText(
   limitBytes = MAX_UPSTREAM_BODY_BYTES,
 ): Promise<string> {
   if (body == null) return "";
-  const decoder = new TextDecoder();
-  let text = "";
+  // The bytes are kept and decoded once at the end (one `Buffer#toString`, where a streaming TextDecoder per chunk
+  // cost several times as much on a search answer: issue 29); a sequence split between chunks decodes whole.
+  const chunks: Uint8Array[] = [];
   let received = 0;
   for await (const chunk of body) {
     received += chunk.byteLength;
@@ -34,7 +35,11 @@ export async function readBoundedText(
       stop();
       throw new BodyTooLargeError(limitBytes);
     }
-    text += decoder.decode(chunk, { stream: true });
+    chunks.push(chunk);
   }
-  return text + decoder.decode();
+  if (chunks.length === 1) {
+    const only = chunks[0] as Uint8Array;
+    return Buffer.from(only.buffer, only.byteOffset, only.byteLength).toString("utf8");
+  }
+  return Buffer.concat(chunks, received).toString("utf8");
 }

@@ -16,6 +16,16 @@ if type(cached) == "table" then cached = false end
 local taken = redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX")
 if taken then return {1, cached} else return {0, cached} end`;
 
+/** The key (without the connection's prefix) of a cache entry's lock: in the entry's slot, by its hash tag. */
+export function flightLockKey(key: string): string {
+  return `flight:${key}`;
+}
+
+/** A lock token: 16 random bytes, base64url (the admission script takes the lock with one of these too). */
+export function newFlightToken(): string {
+  return randomBytes(16).toString("base64url");
+}
+
 /**
  * The single-flight lock in Redis: `SET <prefix>flight:<cache key> <token> NX PX <ttl>`, taken by a script that also
  * reads the cache entry it guards (one round trip).
@@ -36,10 +46,10 @@ export class RedisFlightLock implements FlightLock {
   async acquire(key: string, ttlMs: number): Promise<FlightAcquisition> {
     const { cache } = this;
     if (!this.redis.ready()) return { token: undefined, cached: undefined };
-    const token = randomBytes(16).toString("base64url");
+    const token = newFlightToken();
     try {
       const reply = await this.acquireScript(
-        [this.lockKey(key), cache.redisKey(key)],
+        [this.redisKey(key), cache.redisKey(key)],
         [token, Math.ceil(ttlMs)],
       );
       if (!Array.isArray(reply)) throw new Error("unexpected reply from the lock script");
@@ -52,14 +62,15 @@ export class RedisFlightLock implements FlightLock {
     }
   }
 
-  private lockKey(key: string): string {
-    return this.redis.key(`flight:${key}`);
+  /** The Redis key of an entry's lock (in the entry's slot: the cache key carries the user's hash tag). */
+  redisKey(key: string): string {
+    return this.redis.key(flightLockKey(key));
   }
 
   async held(key: string): Promise<boolean | undefined> {
     if (!this.redis.ready()) return undefined;
     try {
-      return (await this.redis.client.exists(this.lockKey(key))) === 1;
+      return (await this.redis.client.exists(this.redisKey(key))) === 1;
     } catch (err) {
       this.redis.failed("flight lock", err);
       return undefined;
@@ -69,7 +80,7 @@ export class RedisFlightLock implements FlightLock {
   async release(key: string, token: string): Promise<void> {
     if (!this.redis.ready()) return;
     try {
-      await this.unlock([this.lockKey(key)], [token]);
+      await this.unlock([this.redisKey(key)], [token]);
     } catch (err) {
       this.redis.failed("flight unlock", err);
     }

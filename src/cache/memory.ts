@@ -46,14 +46,16 @@ export class MemoryPayloadCache implements PayloadCache {
     staleSeconds: number,
     generation?: number,
     text?: PayloadText,
-  ): Promise<void> {
+  ): Promise<boolean> {
+    // (Never releases a flight lock: the in-process lock is released by the flight, without a round trip.)
     const keepMs = (ttlSeconds + staleSeconds) * 1000;
-    if (keepMs <= 0) return;
-    if (generation !== undefined && generation !== this.generationOf(key)) return;
+    if (keepMs <= 0) return false;
+    if (generation !== undefined && generation !== this.generationOf(key)) return false;
     const storedAt = this.now();
     const entry: Entry = { payload, storedAt, freshUntil: storedAt + ttlSeconds * 1000 };
     if (text !== undefined) entry.text = text;
     this.lru.set(key, entry, { ttl: keepMs });
+    return false;
   }
 
   async generation(key: string): Promise<number> {

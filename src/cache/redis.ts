@@ -2,6 +2,8 @@ import type { RedisConnection } from "../redis/connection";
 import { defineScript, type RedisScript } from "../redis/scripts";
 import { PayloadText } from "../retrieval/payload-text";
 import { userCacheKeys, userCacheKeysOf } from "./key";
+import { flightLockKey } from "./lock-redis";
+import type { FlightUnlock } from "./singleflight";
 import type { CachedPayload, CacheLookup, PayloadCache } from "./types";
 
 /**
@@ -39,6 +41,23 @@ redis.call('zremrangebyscore', KEYS[3], '-inf', now)
 redis.call('pexpire', KEYS[3], ARGV[4])
 return 1`;
 
+/**
+ * STORE, then the entry's single-flight lock released if it still holds the flight's token (src/cache/lock-redis.ts
+ * RELEASE), written or not: the write and the release in one round trip (issue 29). KEYS: STORE's, then the lock.
+ * ARGV: STORE's, then the token.
+ */
+const STORE_AND_RELEASE = `local written = 1
+if ARGV[3] ~= '' and (redis.call('get', KEYS[2]) or '0') ~= ARGV[3] then written = 0 else
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  local t = redis.call('time')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('zadd', KEYS[3], now + tonumber(ARGV[2]), KEYS[1])
+  redis.call('zremrangebyscore', KEYS[3], '-inf', now)
+  redis.call('pexpire', KEYS[3], ARGV[4])
+end
+if redis.call('get', KEYS[4]) == ARGV[5] then redis.call('del', KEYS[4]) end
+return written`;
+
 interface StoredEntry {
   text: PayloadText;
   storedAt: number;
@@ -55,12 +74,14 @@ export class RedisPayloadCache implements PayloadCache {
   readonly kind = "redis";
 
   private readonly store: RedisScript;
+  private readonly storeAndRelease: RedisScript;
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly now: () => number = Date.now,
   ) {
     this.store = defineScript(redis.client, "memgateCacheStore", 3, STORE);
+    this.storeAndRelease = defineScript(redis.client, "memgateCacheStoreRelease", 4, STORE_AND_RELEASE);
   }
 
   available(): boolean {
@@ -113,28 +134,36 @@ export class RedisPayloadCache implements PayloadCache {
     staleSeconds: number,
     generation?: number,
     text?: PayloadText,
-  ): Promise<void> {
+    unlock?: FlightUnlock,
+  ): Promise<boolean> {
     const keepMs = Math.round((ttlSeconds + staleSeconds) * 1000);
-    if (keepMs <= 0 || !this.redis.ready()) return;
+    if (keepMs <= 0 || !this.redis.ready()) return false;
     const storedAt = this.now();
     let value: Buffer;
     try {
       value = serializeEntry(text ?? PayloadText.of(payload), storedAt, storedAt + ttlSeconds * 1000);
     } catch (err) {
       this.redis.failed("cache set", err);
-      return;
+      return false;
     }
     const user = userCacheKeysOf(key);
     try {
-      if (user === undefined) await this.redis.client.set(this.redisKey(key), value, "PX", keepMs);
-      else
-        await this.store(
-          [this.redisKey(key), this.redis.key(user.generation), this.redis.key(user.index)],
-          [value, keepMs, generation === undefined ? "" : String(generation), USER_KEYS_MS],
-        );
+      if (user === undefined) {
+        await this.redis.client.set(this.redisKey(key), value, "PX", keepMs);
+        return false;
+      }
+      const keys = [this.redisKey(key), this.redis.key(user.generation), this.redis.key(user.index)];
+      const args = [value, keepMs, generation === undefined ? "" : String(generation), USER_KEYS_MS];
+      // The entry's lock (same key: the flight's own) goes with the write: one round trip, not two.
+      if (unlock !== undefined && unlock.key === key) {
+        await this.storeAndRelease([...keys, this.redis.key(flightLockKey(key))], [...args, unlock.token]);
+        return true;
+      }
+      await this.store(keys, args);
     } catch (err) {
       this.redis.failed("cache set", err);
     }
+    return false;
   }
 
   async generation(key: string): Promise<number | undefined> {

@@ -12,6 +12,16 @@ export interface FlightAcquisition {
 }
 
 /**
+ * The lock as a request's admission already tried it, with its miss (src/retrieval/admission-redis.ts): `token` the
+ * lock taken (the flight uses it instead of acquiring, and must release it) or `null` held by another (the flight
+ * waits for that one's result at once); `generation` the user's cache generation read in the same step, when read.
+ */
+export interface PreAcquisition {
+  token: string | null;
+  generation?: number;
+}
+
+/**
  * The lock the replicas share: in Redis (src/cache/lock-redis.ts), or in process (src/cache/memory-lock.ts: without Redis,
  * and in unit tests). None of its methods throws.
  */
@@ -58,8 +68,21 @@ export interface SingleFlightDeps {
 
 const POLL_MS = [10, 20, 40, 50];
 
-/** Writes a computed payload where other replicas read it (the payload cache). Never throws. */
-export type FlightStore = (payload: CachedPayload) => Promise<void>;
+/**
+ * The lock a store may release itself, in the same step as its write (Redis: one script, src/cache/redis.ts):
+ * the entry's cache key and the holder's token.
+ */
+export interface FlightUnlock {
+  key: string;
+  token: string;
+}
+
+/**
+ * Writes a computed payload where other replicas read it (the payload cache). Never throws. Given `unlock`, it may
+ * release the lock with its write: it resolves `true` when it did (whether or not it wrote); anything else and the
+ * flight releases the lock itself.
+ */
+export type FlightStore = (payload: CachedPayload, unlock?: FlightUnlock) => Promise<unknown>;
 
 /**
  * A led flight: its outcome, and the work left after answering (the store, then the lock's release); none when the
@@ -73,9 +96,9 @@ interface Led {
 }
 
 /** Runs the store off the answer's path; a store that throws (even synchronously) is only a failed write. */
-function storeAfter(store: FlightStore, payload: CachedPayload): Promise<void> {
+function storeAfter(store: FlightStore, payload: CachedPayload, unlock?: FlightUnlock): Promise<unknown> {
   return Promise.resolve()
-    .then(() => store(payload))
+    .then(() => store(payload, unlock))
     .catch(() => undefined);
 }
 
@@ -130,19 +153,32 @@ export class SingleFlight {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
-  /** `compute` makes the payload; `store` writes it to the cache, after the answer and before the lock's release. */
+  /**
+   * A lock the request took but will not use (its flight never started): released. Never throws.
+   */
+  abandon(key: string, pre: PreAcquisition | undefined): Promise<void> {
+    if (pre?.token == null) return Promise.resolve();
+    return this.deps.lock.release(key, pre.token).catch(() => undefined);
+  }
+
+  /**
+   * `compute` makes the payload; `store` writes it to the cache, after the answer and before the lock's release.
+   * `pre`: the lock as the request's admission tried it (taken or held), used instead of the first acquire.
+   */
   async run(
     key: string,
     opts: FlightOptions,
     compute: () => Promise<CachedPayload>,
     store: FlightStore,
+    pre?: PreAcquisition,
   ): Promise<FlightOutcome> {
     const existing = this.inflight.get(key);
     if (existing !== undefined) {
+      void this.abandon(key, pre);
       const shared = await existing;
       return { payload: shared.payload, role: shared.role === "leader" ? "follower" : shared.role };
     }
-    const led = this.lead(key, opts, compute, store);
+    const led = this.lead(key, opts, compute, store, pre);
     const flight = led.then((l) => l.outcome);
     let entry = flight;
     this.inflight.set(key, entry);
@@ -178,30 +214,43 @@ export class SingleFlight {
     opts: FlightOptions,
     compute: () => Promise<CachedPayload>,
     store: FlightStore,
+    pre: PreAcquisition | undefined,
   ): Promise<Led> {
     const computed = async (): Promise<Led> => {
       const payload = await compute();
       return {
         outcome: { payload, role: "leader" },
-        after: storeAfter(store, payload),
+        after: storeAfter(store, payload).then(() => undefined),
         fresh: opts.shareAcrossReplicas,
       };
     };
     const { lock } = this.deps;
-    if (!opts.shareAcrossReplicas) return computed();
+    if (!opts.shareAcrossReplicas) {
+      void this.abandon(key, pre);
+      return computed();
+    }
     const deadline = this.now() + opts.waitMs;
+    let first = pre;
     for (;;) {
       // Another replica may have filled the entry between our miss and this lock, so the cache is read again, in
-      // the same step as the lock. It is used only if we got the lock.
-      const { token, cached: again } = await lock.acquire(key, opts.lockMs);
+      // the same step as the lock. It is used only if we got the lock. (A lock the admission tried was tried in the
+      // same step as the miss itself: nothing to read again.)
+      const { token, cached: again } =
+        first === undefined
+          ? await lock.acquire(key, opts.lockMs)
+          : { token: first.token, cached: undefined };
+      first = undefined;
       if (token === undefined) return computed();
       if (token !== null) {
         let handedOver = false;
         try {
           if (again?.fresh) return { outcome: { payload: again.payload, role: "remote" } };
           const payload = await compute();
-          // Released once the result is stored: a waiter on another replica that sees the lock gone finds it.
-          const after = storeAfter(store, payload).finally(() => lock.release(key, token));
+          // Released once the result is stored (by the store's own write when it can: one round trip): a waiter
+          // on another replica that sees the lock gone finds it.
+          const after = storeAfter(store, payload, { key, token }).then((released) =>
+            released === true ? undefined : lock.release(key, token),
+          );
           handedOver = true;
           return { outcome: { payload, role: "leader" }, after, fresh: true };
         } finally {

@@ -1,5 +1,6 @@
 import type { RetrievalPayload } from "../retrieval/payload";
 import type { PayloadText } from "../retrieval/payload-text";
+import type { FlightUnlock } from "./singleflight";
 
 /** A shaped, post-redaction payload as cached (never raw backend content; never an explain trace). */
 export type CachedPayload = Omit<RetrievalPayload, "trace">;
@@ -25,7 +26,9 @@ export interface PayloadCache {
    * Kept for ttlSeconds + staleSeconds in total; fresh for ttlSeconds. With `generation` (what `generation(key)`
    * said before the payload was produced), not written when the user's cache was invalidated since: an answer
    * produced before a deletion is never stored after it. `text`: the payload's JSON text when the caller already
-   * made it (the answer of the miss that produced it): stored as it is, not serialized again.
+   * made it (the answer of the miss that produced it): stored as it is, not serialized again. `unlock`: the entry's
+   * single-flight lock, released with the write where the store can (Redis: the same script); resolves `true`
+   * then, whether or not the entry was written (else the caller releases it).
    */
   set(
     key: string,
@@ -34,7 +37,8 @@ export interface PayloadCache {
     staleSeconds: number,
     generation?: number,
     text?: PayloadText,
-  ): Promise<void>;
+    unlock?: FlightUnlock,
+  ): Promise<boolean>;
   /**
    * The generation of the user whose entry `key` is (0 before any invalidation, or for a key of no user);
    * undefined when it cannot be read (Redis down): then nothing is written for that user.

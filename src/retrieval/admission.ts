@@ -1,3 +1,4 @@
+import type { PreAcquisition } from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
 import type { BackendCooldown } from "../limits/cooldown";
 import type { RateDecision, RateLimiter, RateRule } from "../limits/types";
@@ -11,6 +12,11 @@ export interface AdmissionRequest {
   cooldownKey: string;
   /** The payload cache key; undefined = do not read the cache (explain requests). */
   cacheKey: string | undefined;
+  /**
+   * On a miss, also try the entry's single-flight lock (held `lockMs`) and read the user's cache generation, where
+   * the admission can do it in the same step (Redis: ./admission-redis.ts); undefined = do not.
+   */
+  flight?: { lockMs: number } | undefined;
 }
 
 /**
@@ -22,6 +28,11 @@ export interface AdmissionChecks {
   limit: Promise<RateDecision>;
   cooldownMs: Promise<number>;
   cached: Promise<CacheLookup | undefined> | undefined;
+  /**
+   * The lock tried with a miss (`flight` asked and the admission can): taken (a token the request must hand to its
+   * flight or release) or held by another; undefined when it was not tried. Never rejects.
+   */
+  flight?: Promise<PreAcquisition | undefined>;
 }
 
 export interface Admission {

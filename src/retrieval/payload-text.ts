@@ -129,6 +129,16 @@ export class PayloadText {
     return new PayloadText(undefined, bytes, metadataStart, metadataEnd, undefined);
   }
 
+  /**
+   * The same text held as its UTF-8 bytes (the payload kept, nothing to parse): what a miss stored in Redis answers
+   * from, so that the answer and the cache entry are one encoding of the text, not two (issue 29).
+   */
+  encoded(): PayloadText {
+    if (this.bytes !== undefined) return this;
+    const { bytes, metadataStart, metadataEnd } = this.utf8();
+    return new PayloadText(undefined, bytes, metadataStart, metadataEnd, this.parsed);
+  }
+
   /** The text's UTF-8 bytes and the metadata's span in them (encoded on each call from a string text: once per cache write). */
   utf8(): { bytes: Buffer; metadataStart: number; metadataEnd: number } {
     if (this.bytes !== undefined)

@@ -16,7 +16,12 @@ import { performance } from "node:perf_hooks";
 import type { BackendProvider } from "../backends/registry";
 import { type Backend, BackendError, type BackendErrorKind, type NativeAnswer } from "../backends/types";
 import { payloadCacheKey, userCacheKeys } from "../cache/key";
-import { flightOptionsFor, type SingleFlight } from "../cache/singleflight";
+import {
+  type FlightUnlock,
+  flightOptionsFor,
+  type PreAcquisition,
+  type SingleFlight,
+} from "../cache/singleflight";
 import type { CacheLookup, PayloadCache } from "../cache/types";
 import { mapLimit } from "../concurrency";
 import type { RecordedCandidates } from "../eval/candidates";
@@ -144,6 +149,8 @@ interface Turn {
   limit?: number;
   /** The cache read started by `admit`, used by `lookUp`. */
   cached?: Promise<CacheLookup | undefined>;
+  /** The flight lock `admit` tried with a miss (Redis): handed to the flight by `fly`, else released by `run`. */
+  flight?: Promise<PreAcquisition | undefined>;
   /** Set by `produce` when the tenant has a shadow policy: offered once the outcome is made (`run`). */
   shadow?: ShadowOffer;
 }
@@ -251,6 +258,9 @@ export class RetrievalService {
       (await this.screen(turn)) ?? // eligibility, then admit (limit, cooldown), in one span
       (await this.lookUp(turn)) ??
       (await this.fly(turn));
+    // A lock taken with the miss by a request that did not fly (refused after all): released, off the answer's path.
+    if (turn.flight !== undefined)
+      void turn.flight.then((pre) => this.deps.flights.abandon(turn.cacheKey, pre));
     const outcome = await this.respond(turn, halt);
     // A produced answer's shadow run (src/rollout/shadow.ts) is queued now, as the answer goes back to its door.
     if (turn.shadow !== undefined) this.deps.shadow?.offer(turn.shadow);
@@ -382,14 +392,18 @@ export class RetrievalService {
    */
   private async admit(turn: Turn): Promise<Halt | undefined> {
     const { req, compiled } = turn;
+    const flight = flightOptionsFor(compiled.policy);
     const checks = this.admission.check({
       // The user's scope: its Redis Cluster slot tag is the one of the user's cache entries (src/redis/keys.ts).
       rateKey: userScope(req.principal.tenant.id, req.userId),
       rule: compiled.policy.rateLimit.perUser,
       cooldownKey: turn.cooldownKey,
       cacheKey: turn.explain ? undefined : turn.cacheKey,
+      // A miss tries the flight's lock in the same step (what `fly` would do first), when flights share one.
+      flight: turn.explain || !flight.shareAcrossReplicas ? undefined : { lockMs: flight.lockMs },
     });
     if (checks.cached !== undefined) turn.cached = checks.cached;
+    if (checks.flight !== undefined) turn.flight = checks.flight;
     const decision = await checks.limit;
     if (!decision.allowed) {
       recordRateLimitRejection("user");
@@ -439,35 +453,48 @@ export class RetrievalService {
    */
   private async fly(turn: Turn): Promise<Halt> {
     const { compiled, cacheKey } = turn;
-    // The user's cache generation, read as the production starts: if the user's memories are written or deleted
-    // through the gateway meanwhile (invalidateUser), what this production found is not stored.
+    // The lock the admission took with the miss (and the generation read with it), now the flight's.
+    const tried = turn.flight;
+    turn.flight = undefined;
+    const pre = tried === undefined ? undefined : await tried;
+    // The user's cache generation, read as the production starts (or with the lock it starts with): if the user's
+    // memories are written or deleted through the gateway meanwhile (invalidateUser), what this production found
+    // is not stored.
     let generation: Promise<number | undefined> = Promise.resolve(undefined);
     // The produced payload's JSON text, made once: the answer (/v1/retrieve) and the cache entry are the same bytes
-    // but the metadata span (./payload-text.ts). Not for an explain payload: its trace is answered, never cached.
+    // but the metadata span (./payload-text.ts); with Redis encoded once too, as the entry stores it. Not for an
+    // explain payload: its trace is answered, never cached.
     let text: PayloadText | undefined;
     const textOf = (payload: RetrievalPayload): PayloadText | undefined => {
       if (payload.trace !== undefined) return undefined;
-      text ??= PayloadText.of(payload);
+      text ??= this.deps.cache.kind === "redis" ? PayloadText.of(payload).encoded() : PayloadText.of(payload);
       return text;
     };
     const produce = async (signal: AbortSignal | undefined): Promise<RetrievalPayload> => {
-      generation = this.deps.cache.generation(cacheKey).catch(() => undefined);
+      generation =
+        pre?.token != null && pre.generation !== undefined
+          ? Promise.resolve(pre.generation)
+          : this.deps.cache.generation(cacheKey).catch(() => undefined);
       const halt = await this.produce(turn, signal);
       if (halt.kind !== "payload") throw new FlightHalt(halt);
       return halt.payload;
     };
-    // Written after the answer; a failed write is logged, never the caller's problem.
-    const store = async (payload: RetrievalPayload): Promise<void> => {
+    // Written after the answer; a failed write is logged, never the caller's problem. The flight's lock goes with
+    // the write when the cache can release it (`unlock`: src/cache/singleflight.ts).
+    const store = async (payload: RetrievalPayload, unlock?: FlightUnlock): Promise<boolean> => {
       const { trace: _trace, ...cacheable } = payload;
       const since = await generation;
-      if (since === undefined) return;
+      if (since === undefined) return false;
       // Redis stores the text; the in-process cache keeps the one /v1/retrieve answers from (a door's never needs one).
       const shared =
         this.deps.cache.kind === "redis" || turn.req.native === undefined ? textOf(payload) : undefined;
       const { ttlSeconds, staleSeconds } = compiled.policy.cache;
-      await this.deps.cache
-        .set(cacheKey, cacheable, ttlSeconds, staleSeconds, since, shared)
-        .catch((err: unknown) => this.deps.logger.warn({ err }, "cache write failed"));
+      return this.deps.cache
+        .set(cacheKey, cacheable, ttlSeconds, staleSeconds, since, shared, unlock)
+        .catch((err: unknown) => {
+          this.deps.logger.warn({ err }, "cache write failed");
+          return false;
+        });
     };
     try {
       if (turn.explain) {
@@ -480,6 +507,7 @@ export class RetrievalService {
         flightOptionsFor(compiled.policy),
         () => produce(undefined),
         store,
+        pre,
       );
       // Another replica's (or a just-finished) result read from the cache is a hit.
       const payload = flight.payload as RetrievalPayload;

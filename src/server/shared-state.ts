@@ -82,13 +82,15 @@ export function createSharedState(env: Env, logger: Logger): SharedState {
     syncMs === 0
       ? exactKeyLimiter
       : new SyncedRateLimiter(new RedisSharedCounters(redis, exactKeyLimiter), syncMs);
+  // One lock for the flights and the admission (which tries it with a miss: src/retrieval/admission-redis.ts).
+  const lock = new RedisFlightLock(redis, cache);
   return {
     cache,
     limiter,
     keyLimits: { limiter: keyLimiter, defaultRule },
     cooldown,
-    admission: new RedisAdmission(redis, { limiter, cooldown, cache }),
-    flights: new SingleFlight({ cache, lock: new RedisFlightLock(redis, cache) }),
+    admission: new RedisAdmission(redis, { limiter, cooldown, cache, lock }),
+    flights: new SingleFlight({ cache, lock }),
     reinforcement: new RedisReinforcementStore(redis),
     readiness: [() => redis.check()],
     redis,

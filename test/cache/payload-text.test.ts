@@ -68,6 +68,32 @@ describe("PayloadText", () => {
     );
   });
 
+  test("encoded: the same text as UTF-8 bytes, answering the same JSON as bytes; the payload kept, never parsed", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: "grapheme" }), { maxLength: 5 }),
+        fc.string({ unit: "grapheme" }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        (contents, prompt, queryTime) => {
+          const p = payload(contents, prompt);
+          const text = PayloadText.of(p);
+          const encoded = text.encoded();
+          expect(encoded.encoded()).toBe(encoded);
+          expect(encoded.bytes?.equals(Buffer.from(JSON.stringify(p), "utf8"))).toBe(true);
+          expect(encoded.utf8()).toEqual(text.utf8());
+          expect(encoded.payload()).toBe(p);
+          expect(encoded.metadata()).toBe(p.metadata);
+          const meta = hitOf(p, queryTime);
+          const json = encoded.json(meta);
+          expect(Buffer.isBuffer(json)).toBe(true);
+          expect(json.toString()).toBe(JSON.stringify({ ...p, metadata: meta }));
+          expect(JSON.stringify(encoded.answer(meta))).toBe(json.toString());
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   test("fields JSON leaves out are left out, in their order; a door's native rendering is kept", () => {
     const p = {
       ...payload(["a"], "p"),

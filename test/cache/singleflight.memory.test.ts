@@ -96,7 +96,7 @@ function twoReplicas(lockOf: (lock: MemoryFlightLock) => FlightLock = (lock) => 
   /** The store a retrieval passes: the result into the cache, fresh for a minute. */
   const storeIn =
     (key: string) =>
-    (p: CachedPayload): Promise<void> =>
+    (p: CachedPayload): Promise<boolean> =>
       cache.set(key, p, 60, 0);
   return { clock, cache, lock: memoryLock, a: replica(), b: replica(), storeIn };
 }
@@ -380,5 +380,86 @@ describe("SingleFlight across two replicas (in-process lock and cache)", () => {
     expect((await leader).role).toBe("leader");
     await a.idle();
     await b.idle();
+  });
+});
+
+describe("SingleFlight with the lock its admission already tried (issue 29)", () => {
+  /** Counts the lock's calls, to see which steps a pre-acquisition saves. */
+  function countingLock(inner: MemoryFlightLock) {
+    const calls = { acquire: 0, release: 0 };
+    const lock: FlightLock = {
+      acquire: (k, ms) => {
+        calls.acquire++;
+        return inner.acquire(k, ms);
+      },
+      held: (k) => inner.held(k),
+      release: (k, t) => {
+        calls.release++;
+        return inner.release(k, t);
+      },
+    };
+    return { lock, calls };
+  }
+
+  test("a taken lock is used without acquiring again, and released once the result is stored", async () => {
+    let counts: ReturnType<typeof countingLock>["calls"] | undefined;
+    const { a, lock, storeIn, cache } = twoReplicas((inner) => {
+      const c = countingLock(inner);
+      counts = c.calls;
+      return c.lock;
+    });
+    const taken = await lock.acquire("k", OPTS.lockMs);
+    const compute = counted("mine");
+    const out = await a.run("k", OPTS, compute.run, storeIn("k"), { token: taken.token ?? null });
+    await a.idle();
+    expect(out.role).toBe("leader");
+    expect(compute.calls).toBe(1);
+    expect(counts).toEqual({ acquire: 0, release: 1 });
+    expect(await lock.held("k")).toBe(false);
+    expect((await cache.get("k"))?.fresh).toBe(true);
+  });
+
+  test("a lock held by another: the flight waits for that one's result at once, without trying it again", async () => {
+    let counts: ReturnType<typeof countingLock>["calls"] | undefined;
+    const { a, b, clock, lock, storeIn } = twoReplicas((inner) => {
+      const c = countingLock(inner);
+      counts = c.calls;
+      return c.lock;
+    });
+    const leader = gatedCompute("leader");
+    const led = a.run("k", OPTS, leader.run, storeIn("k"));
+    await flush();
+    expect(await lock.held("k")).toBe(true);
+    const acquiredBefore = counts?.acquire;
+    const waiter = counted("waiter");
+    const waited = b.run("k", OPTS, waiter.run, storeIn("k"), { token: null });
+    await clock.sleeping();
+    expect(counts?.acquire).toBe(acquiredBefore);
+    leader.gate.resolve();
+    await led;
+    await clock.advance(50);
+    const out = await waited;
+    expect(out.role).toBe("remote");
+    expect(waiter.calls).toBe(0);
+  });
+
+  test("a taken lock the request does not fly with is released (abandon; an in-process flight joined instead)", async () => {
+    const { a, lock, storeIn } = twoReplicas();
+    const leader = gatedCompute("leader");
+    // An open in-process flight holding no lock (as after its lock expired), then a request whose admission took it.
+    const led = a.run("k", { ...OPTS, shareAcrossReplicas: false }, leader.run, storeIn("k"));
+    await flush();
+    const taken0 = await lock.acquire("k", OPTS.lockMs);
+    const joined = a.run("k", OPTS, counted("never").run, storeIn("k"), { token: taken0.token ?? null });
+    await flush();
+    expect(await lock.held("k")).toBe(false);
+    leader.gate.resolve();
+    expect((await joined).role).toBe("follower");
+    await led;
+    const taken = await lock.acquire("k3", OPTS.lockMs);
+    await a.abandon("k3", { token: taken.token ?? null });
+    expect(await lock.held("k3")).toBe(false);
+    await a.abandon("k3", { token: null });
+    await a.abandon("k3", undefined);
   });
 });

@@ -3,6 +3,8 @@
  * (src/retrieval/admission-redis.ts), against a real Redis: the same keys and decisions as the separate calls,
  * the same degradation when the script cannot run, and — through the gateway — the commands a hit and a miss send.
  */
+import { payloadCacheKey, userCacheKeys } from "../../src/cache/key";
+import { RedisFlightLock } from "../../src/cache/lock-redis";
 import { RedisPayloadCache, serializeEntry } from "../../src/cache/redis";
 import { RedisBackendCooldown } from "../../src/limits/cooldown-redis";
 import { RedisRateLimiter } from "../../src/limits/redis";
@@ -133,6 +135,83 @@ describe("RedisAdmission (real Redis)", () => {
     expect(await suite.admin().pttl(key)).toBeGreaterThan(55_000);
   });
 
+  test("a miss takes the flight lock and reads the user's generation in the same script; a hit or a held lock does not", async () => {
+    const conn = await connect();
+    const limiter = new RedisRateLimiter(conn, "user");
+    const cooldown = new RedisBackendCooldown(conn);
+    const cache = new RedisPayloadCache(conn);
+    const lock = new RedisFlightLock(conn, cache);
+    const admission = new RedisAdmission(conn, { limiter, cooldown, cache, lock });
+    const cacheKey = payloadCacheKey({
+      tenantId: "acme",
+      backend: "zep",
+      userId: "u-1",
+      query: "q",
+      policyHash: "h",
+    });
+    await suite.admin().set(`${PREFIX}${userCacheKeys("acme", "u-1").generation}`, "7");
+    const req = {
+      rateKey: "acme:u-1",
+      rule: RULE,
+      cooldownKey: "acme:zep",
+      cacheKey,
+      flight: { lockMs: 2_500 },
+    };
+
+    const miss = admission.check(req);
+    expect(await miss.cached).toBeUndefined();
+    const pre = await miss.flight;
+    expect(pre?.token).toEqual(expect.any(String));
+    expect(pre?.generation).toBe(7);
+    // The lock RedisFlightLock itself takes and releases: the same key, the same token.
+    expect(await suite.admin().get(`${PREFIX}flight:${cacheKey}`)).toBe(pre?.token);
+    const ttl = await suite.admin().pttl(`${PREFIX}flight:${cacheKey}`);
+    expect(ttl).toBeGreaterThan(2_000);
+    expect(ttl).toBeLessThanOrEqual(2_500);
+
+    // Another request for the same entry meanwhile: held by another, nothing read but the miss.
+    expect(await admission.check(req).flight).toEqual({ token: null });
+    await lock.release(cacheKey, pre?.token ?? "");
+    expect(await suite.admin().exists(`${PREFIX}flight:${cacheKey}`)).toBe(0);
+
+    // A hit never takes it.
+    await suite.admin().set(`${PREFIX}${cacheKey}`, STORED);
+    const hit = admission.check(req);
+    expect((await hit.cached)?.fresh).toBe(true);
+    expect(await hit.flight).toBeUndefined();
+    expect(await suite.admin().exists(`${PREFIX}flight:${cacheKey}`)).toBe(0);
+
+    // Without `flight` (or without a lock) nothing is tried.
+    await suite.admin().del(`${PREFIX}${cacheKey}`);
+    expect(admission.check({ ...req, flight: undefined }).flight).toBeUndefined();
+    expect(await suite.admin().exists(`${PREFIX}flight:${cacheKey}`)).toBe(0);
+  });
+
+  test("a refused request takes no lock", async () => {
+    const conn = await connect();
+    const limiter = new RedisRateLimiter(conn, "user");
+    const cooldown = new RedisBackendCooldown(conn);
+    const cache = new RedisPayloadCache(conn);
+    const admission = new RedisAdmission(conn, {
+      limiter,
+      cooldown,
+      cache,
+      lock: new RedisFlightLock(conn, cache),
+    });
+    const req = {
+      rateKey: "acme:u-1",
+      rule: { points: 1, durationSeconds: 60 },
+      cooldownKey: "acme:zep",
+      cacheKey: "k",
+    };
+    const first = admission.check({ ...req, flight: { lockMs: 1_000 } });
+    expect((await first.flight)?.token).toEqual(expect.any(String));
+    const refused = admission.check({ ...req, cacheKey: "k2", flight: { lockMs: 1_000 } });
+    expect((await refused.limit).allowed).toBe(false);
+    expect(await refused.flight).toBeUndefined();
+    expect(await suite.admin().exists(`${PREFIX}flight:k2`)).toBe(0);
+  });
+
   test("Redis unusable: the separate in-process answers, without waiting", async () => {
     const conn = await connect();
     const a = replica(conn);
@@ -154,7 +233,7 @@ describe("Redis commands per retrieval (through the gateway)", () => {
 
   // The per-key limit batched (an interval longer than the test: its timer's report never lands in between) costs
   // no command per request; exact (MEMGATE_KEY_LIMIT_SYNC_MS=0) it is the first command of each.
-  const MISS = ["evalsha", "evalsha", "get", "evalsha", "evalsha"];
+  const MISS = ["evalsha", "evalsha"];
   test.each([
     ["batched", "60000", MISS, ["evalsha"]],
     ["exact", "0", ["evalsha", ...MISS], ["evalsha", "evalsha"]],
@@ -190,14 +269,13 @@ describe("Redis commands per retrieval (through the gateway)", () => {
         // Once around first: each script is sent whole (EVAL) the first time on a connection, by SHA after that.
         await post(h, body({ query: "warm-up" })).expect(200);
         await post(h, body({ query: "warm-up" })).expect(200);
-        await settled(syncMs === "0" ? 8 : 7);
+        await settled(syncMs === "0" ? 6 : 4);
 
         const miss = await post(h, body({ query: "what do I usually order on Mondays?" })).expect(200);
         expect(miss.body.metadata.cache).toBe("miss");
-        // (Exact: the per-key limit,) the admission (per-user limit + cooldown + cache read), the single-flight lock
-        // with the cache's re-read (one script), the user's cache generation (read beside the backend call, not before
-        // it: issue 26 finding 7), then after the answer the cache write (the store script: generation check, entry,
-        // the user's index) and the lock's release.
+        // (Exact: the per-key limit,) the admission (per-user limit + cooldown + cache read, and with the miss the
+        // single-flight lock and the user's cache generation: one script, issue 29), then after the answer the cache
+        // write and the lock's release (the store script: generation check, entry, the user's index, the lock).
         expect((await settled(missCommands.length)).map((args) => args[0]?.toLowerCase())).toEqual(
           missCommands,
         );

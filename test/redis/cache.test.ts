@@ -181,7 +181,7 @@ describe("RedisPayloadCache (real Redis)", () => {
     try {
       const started = Date.now();
       expect(offline.available()).toBe(false);
-      await expect(offline.set("k", payload("k"), 60, 60)).resolves.toBeUndefined();
+      await expect(offline.set("k", payload("k"), 60, 60)).resolves.toBe(false);
       await expect(offline.get("k")).resolves.toBeUndefined();
       expect(Date.now() - started).toBeLessThan(100);
       expect(await down.check()).toMatchObject({ name: "redis", ok: false, degraded: true });

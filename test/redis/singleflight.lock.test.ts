@@ -1,7 +1,8 @@
 import type Redis from "ioredis";
+import { payloadCacheKey } from "../../src/cache/key";
 import { RedisFlightLock } from "../../src/cache/lock-redis";
 import { RedisPayloadCache } from "../../src/cache/redis";
-import { type FlightOptions, SingleFlight } from "../../src/cache/singleflight";
+import { type FlightOptions, type FlightUnlock, SingleFlight } from "../../src/cache/singleflight";
 import type { CachedPayload } from "../../src/cache/types";
 import { silentLogger } from "../../src/logging/logger";
 import { RedisConnection } from "../../src/redis/connection";
@@ -44,13 +45,69 @@ describe("single-flight lock in Redis", () => {
   });
   afterEach(() => deleteKeys(admin, PREFIX));
 
-  /** The store a retrieval passes: the result into the cache, fresh for a minute. */
+  /** The store a retrieval passes: the result into the cache, fresh for a minute (the lock with it when it can). */
   const storeIn =
     (key: string) =>
-    (p: CachedPayload): Promise<void> =>
-      cache.set(key, p, 60, 0);
+    (p: CachedPayload, unlock?: FlightUnlock): Promise<boolean> =>
+      cache.set(key, p, 60, 0, undefined, undefined, unlock);
   /** Takes the lock as another replica would; its token, or null/undefined. */
   const take = async (key: string, ttlMs: number) => (await lock.acquire(key, ttlMs)).token;
+  test("a user's entry is written and its lock released by one script; released even when the write is refused", async () => {
+    const key = payloadCacheKey({
+      tenantId: "acme",
+      backend: "zep",
+      userId: "u-1",
+      query: "q",
+      policyHash: "h",
+    });
+    const mine = await take(key, 5_000);
+    expect(mine).toEqual(expect.any(String));
+    const released = await cache.set(key, payload("mine"), 60, 0, 0, undefined, { key, token: mine ?? "" });
+    expect(released).toBe(true);
+    expect((await cache.get(key))?.fresh).toBe(true);
+    expect(await admin.exists(`${PREFIX}flight:${key}`)).toBe(0);
+
+    // Another holder's lock is left alone; a write refused (the user invalidated since) still releases its own.
+    const other = await take(key, 5_000);
+    expect(await cache.set(key, payload("late"), 60, 0, 0, undefined, { key, token: "not-mine" })).toBe(true);
+    expect(await admin.get(`${PREFIX}flight:${key}`)).toBe(other);
+    await cache.invalidateUser("acme", "u-1");
+    const again = await lock.acquire(key, 5_000);
+    expect(again.token).toBeNull();
+    await lock.release(key, other ?? "");
+    const third = await take(key, 5_000);
+    expect(await cache.set(key, payload("stale"), 60, 0, 0, undefined, { key, token: third ?? "" })).toBe(
+      true,
+    );
+    expect(await cache.get(key)).toBeUndefined();
+    expect(await admin.exists(`${PREFIX}flight:${key}`)).toBe(0);
+  });
+
+  test("through a flight on a user's key: one store script, no separate release", async () => {
+    const key = payloadCacheKey({
+      tenantId: "acme",
+      backend: "zep",
+      userId: "u-2",
+      query: "q",
+      policyHash: "h",
+    });
+    const released: string[] = [];
+    const counting = {
+      acquire: (k: string, ms: number) => lock.acquire(k, ms),
+      held: (k: string) => lock.held(k),
+      release: (k: string, t: string) => {
+        released.push(k);
+        return lock.release(k, t);
+      },
+    };
+    const flight = new SingleFlight({ cache, lock: counting });
+    expect((await flight.run(key, OPTS, async () => payload("mine"), storeIn(key))).role).toBe("leader");
+    await flight.idle();
+    expect(released).toEqual([]);
+    expect(await admin.exists(`${PREFIX}flight:${key}`)).toBe(0);
+    expect((await cache.get(key))?.fresh).toBe(true);
+  });
+
   afterAll(async () => {
     await conn.close();
     admin.disconnect();

@@ -43,7 +43,7 @@ describe.each([
       expect(cache.available()).toBe(false);
       await expect(
         cache.set("k", { memories: [], systemPrompt: "", metadata: {} } as never, 60, 60),
-      ).resolves.toBeUndefined();
+      ).resolves.toBe(false);
       await expect(cache.get("k")).resolves.toBeUndefined();
       const rule = { points: 2, durationSeconds: 60 };
       const decisions = [];

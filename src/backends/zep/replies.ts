@@ -18,11 +18,11 @@
  */
 import { type Candidate, ROLES, type Role } from "../../pipeline/types";
 import { LinkedSignal } from "../../signals";
-import { isRecord } from "../json";
+import { isRecord, parseUpstreamJson } from "../json";
 import { ASKS_QUESTION } from "../question";
 import type { SearchRequest } from "../types";
 import { toIsoTimestamp } from "./map";
-import { type ZepWire, zepJson } from "./native";
+import { type ZepWire, zepExchange } from "./native";
 
 /** Messages read from the thread: its newest ones. */
 export const REPLY_THREAD_MESSAGES = 100;
@@ -87,14 +87,18 @@ export async function withReplies(
   const link = new LinkedSignal(req.signal, left);
   let messages: ThreadMessage[];
   try {
-    const answer = await zepJson(wire, "thread.get", {
+    // The exchange alone: an HTTP error or an answer that is not JSON is "no replies" without an error made for it.
+    const answer = await zepExchange(wire, "thread.get", {
       method: "GET",
       path: `/threads/${encodeURIComponent(thread)}?lastn=${REPLY_THREAD_MESSAGES}`,
       signal: link.signal,
       timedOut: () => link.timedOut,
       abortedAs: "aborted",
     });
-    messages = messagesOf(answer);
+    if (answer.status < 200 || answer.status > 299) return candidates;
+    const parsed = parseUpstreamJson(answer.body);
+    if (!parsed.ok) return candidates;
+    messages = messagesOf(parsed.value);
   } catch {
     return candidates;
   } finally {
