@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { makeCandidateSets } from "../bench/lib/corpus";
+import { makeCandidateSets, rotatingCandidates } from "../bench/lib/corpus";
 import { percentile } from "../bench/lib/stats";
 import type { Candidate } from "../src/pipeline/types";
 
@@ -50,13 +50,7 @@ function load(label: string, dir: string): Build {
 
 const builds = [load("A", resolve(arg("a") ?? "")), load("B", resolve(arg("b") ?? resolve(ROOT, "dist")))];
 const sets = makeCandidateSets({ count: 40, chars: 500, seed: 1001, sets: 64 });
-let serial = 0;
-const candidatesFor = (i: number): Candidate[] => {
-  const set = sets[i % sets.length] ?? [];
-  if (!fresh) return set;
-  serial++;
-  return set.map((c) => ({ ...c, content: c.content.replace(/[.!?。！？]/g, (end) => ` q${serial}${end}`) }));
-};
+const candidatesFor = rotatingCandidates(sets, fresh);
 
 let sink = 0;
 const BLOCK = 64;

@@ -12,8 +12,7 @@
 import { readFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { resolve } from "node:path";
-import { makeCandidateSets } from "../bench/lib/corpus";
-import type { Candidate } from "../src/pipeline/types";
+import { makeCandidateSets, rotatingCandidates } from "../bench/lib/corpus";
 
 const ROOT = resolve(__dirname, "..");
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -55,13 +54,7 @@ if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
 const compiled = compilePolicy(parsed.policy);
 warmTokenizers([compiled.policy.tokenizer]);
 const sets = makeCandidateSets({ count: 40, chars: 500, seed: 1001, sets: 64 });
-let serial = 0;
-const candidatesFor = (i: number): Candidate[] => {
-  const set = sets[i % sets.length] ?? [];
-  if (!fresh) return set;
-  serial++;
-  return set.map((c) => ({ ...c, content: c.content.replace(/[.!?。！？]/g, (end) => ` q${serial}${end}`) }));
-};
+const candidatesFor = rotatingCandidates(sets, fresh);
 let sink = 0;
 const call = (i: number) => {
   const r = runPipeline(

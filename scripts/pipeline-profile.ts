@@ -12,10 +12,9 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { makeCandidateSets } from "../bench/lib/corpus";
+import { makeCandidateSets, rotatingCandidates } from "../bench/lib/corpus";
 import { stageTimes } from "../bench/lib/stage-times";
 import { percentile } from "../bench/lib/stats";
-import type { Candidate } from "../src/pipeline/types";
 
 const ROOT = resolve(__dirname, "..");
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -38,14 +37,7 @@ const compiled = compilePolicy(parsed.policy);
 warmTokenizers([compiled.policy.tokenizer]);
 const sets = makeCandidateSets({ count: 40, chars: 500, seed: 1001, sets: 64 });
 
-let serial = 0;
-const candidatesFor = (i: number): Candidate[] => {
-  const set = sets[i % sets.length] ?? [];
-  if (!fresh) return set;
-  serial++;
-  // A token of this call's own before every sentence end: no sentence, memory or clipped text was seen before.
-  return set.map((c) => ({ ...c, content: c.content.replace(/[.!?。！？]/g, (end) => ` q${serial}${end}`) }));
-};
+const candidatesFor = rotatingCandidates(sets, fresh);
 
 const { byStage, observer } = stageTimes(1000);
 let sink = 0;

@@ -296,6 +296,24 @@ export function makeCandidateSets(opts: CorpusOptions & { sets: number }): Candi
   return Array.from({ length: opts.sets }, (_, k) => makeCandidates({ ...opts, seed: base + k }));
 }
 
+/**
+ * The candidate list of call `i`, rotating through `sets`. With `fresh`, every call's texts are new: a token of the
+ * call's own before every sentence end, so no sentence, memory or clipped text was seen before (the scripts'
+ * `--fresh`).
+ */
+export function rotatingCandidates(sets: readonly Candidate[][], fresh: boolean): (i: number) => Candidate[] {
+  let serial = 0;
+  return (i) => {
+    const set = sets[i % sets.length] ?? [];
+    if (!fresh) return set;
+    serial++;
+    return set.map((c) => ({
+      ...c,
+      content: c.content.replace(/[.!?。！？]/g, (end) => ` q${serial}${end}`),
+    }));
+  };
+}
+
 /** Facts about a set of candidate lists, to print next to the timings (what was actually measured). */
 export function describeCorpus(sets: readonly (readonly Candidate[])[]): {
   candidates: number;

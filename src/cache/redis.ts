@@ -26,19 +26,24 @@ const TAG_UTF16 = "P3";
  */
 const USER_KEYS_MS = (86_400 + 604_800 + 86_400) * 1000;
 
+/** The write itself: the entry, and its line in the user's index (STORE's and STORE_AND_RELEASE's). */
+const WRITE_AND_INDEX = `redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('zadd', KEYS[3], now + tonumber(ARGV[2]), KEYS[1])
+redis.call('zremrangebyscore', KEYS[3], '-inf', now)
+redis.call('pexpire', KEYS[3], ARGV[4])`;
+/** The user's memories were written or deleted since the flight started (its generation moved). */
+const INVALIDATED = `ARGV[3] ~= '' and (redis.call('get', KEYS[2]) or '0') ~= ARGV[3]`;
+
 /**
  * Writes an entry if the user's generation is still the one the flight started with, and lists it in the user's
  * index (a sorted set scored by expiry, on the Redis clock; expired members are dropped as it goes).
  * KEYS: the entry, the user's generation, the user's index. ARGV: value, keep ms, expected generation ('' = any),
  * the index's lifetime ms. Returns 1 when written, 0 when the user was invalidated since.
  */
-const STORE = `if ARGV[3] ~= '' and (redis.call('get', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
-redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('zadd', KEYS[3], now + tonumber(ARGV[2]), KEYS[1])
-redis.call('zremrangebyscore', KEYS[3], '-inf', now)
-redis.call('pexpire', KEYS[3], ARGV[4])
+const STORE = `if ${INVALIDATED} then return 0 end
+${WRITE_AND_INDEX}
 return 1`;
 
 /**
@@ -47,13 +52,8 @@ return 1`;
  * ARGV: STORE's, then the token.
  */
 const STORE_AND_RELEASE = `local written = 1
-if ARGV[3] ~= '' and (redis.call('get', KEYS[2]) or '0') ~= ARGV[3] then written = 0 else
-  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('zadd', KEYS[3], now + tonumber(ARGV[2]), KEYS[1])
-  redis.call('zremrangebyscore', KEYS[3], '-inf', now)
-  redis.call('pexpire', KEYS[3], ARGV[4])
+if ${INVALIDATED} then written = 0 else
+${WRITE_AND_INDEX}
 end
 if redis.call('get', KEYS[4]) == ARGV[5] then redis.call('del', KEYS[4]) end
 return written`;
