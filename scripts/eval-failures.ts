@@ -27,10 +27,7 @@ import {
   normalizeForMatch,
   UNANSWERABLE,
 } from "../src/eval/golden";
-import { turnTimeOf } from "../src/eval/turn-time";
-import { runPipeline } from "../src/pipeline";
-import { firstCandidates } from "../src/pipeline/candidate";
-import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../src/pipeline/expansion";
+import { shapeQuestion } from "../src/eval/run";
 import type { Candidate, StageTrace } from "../src/pipeline/types";
 import { compilePolicyFile } from "../src/policy/compile";
 
@@ -58,39 +55,14 @@ function shape(
   recorded: RecordedCandidates,
   compiled: Awaited<ReturnType<typeof load>>,
 ): Shaped {
-  const { policy } = compiled;
-  const take = policy.retrieval.topK * policy.retrieval.overfetch;
-  const available = policy.retrieval.replies
-    ? recorded.results
-    : recorded.results.filter((c) => c.origin !== "reply");
-  const turnTime = turnTimeOf(q, recorded);
-  const run = (candidates: readonly Candidate[]) =>
-    runPipeline(
-      {
-        userId: q.userId,
-        query: q.query,
-        candidates,
-        backend: recorded.backend,
-        explain: true,
-        ...(turnTime === undefined ? {} : { turnTime }),
-      },
-      compiled,
-    );
-  let candidates = firstCandidates(available, take);
-  let result = run(candidates);
-  let expanded = false;
-  const limit = expansionLimit(policy, result.sufficiency, take, foundByBackend(candidates));
-  if (limit !== undefined && result.sufficiency !== undefined) {
-    const merged = mergeExpanded(candidates, firstCandidates(available, limit));
-    if (merged.length > candidates.length) {
-      const again = run(merged);
-      expanded = true;
-      if (keepExpanded(result.sufficiency, again.sufficiency)) {
-        candidates = merged;
-        result = again;
-      }
-    }
-  }
+  const { retrieval } = compiled.policy;
+  const { candidates, result, expanded } = shapeQuestion(
+    q,
+    recorded,
+    compiled,
+    retrieval.topK * retrieval.overfetch,
+    { explain: true },
+  );
   return {
     candidates,
     kept: new Map(result.memories.map((m) => [m.id, m.content])),

@@ -104,13 +104,30 @@ function holdsAnswer(question: GoldenQuestion, contents: readonly string[]): boo
   );
 }
 
-function evaluateQuestion(
+/** One question shaped by a policy as `memgate eval` shapes it: the candidates it took, its result. */
+export interface ShapedQuestion {
+  /** The candidates of the result (the expansion round's merged list when its result was kept). */
+  candidates: Candidate[];
+  result: PipelineResult;
+  turnTime: number | undefined;
+  /** Whether an expansion round ran (whether or not its result was kept). */
+  expanded: boolean;
+}
+
+/**
+ * Shapes `question` from its recorded candidates as the core would: the policy's first `take`, the turn's time,
+ * then the core's expansion round (policy sufficiency.expand), decided by the same functions as the core
+ * (../pipeline/expansion.ts): the second search's candidates are the recorded list's first `limit`. `explain`: the
+ * result carries its trace (scripts/eval-failures.ts).
+ */
+export function shapeQuestion(
   question: GoldenQuestion,
   recorded: RecordedCandidates,
-  subject: PolicyUnderTest,
+  compiled: CompiledPolicy,
   take: number,
-): QuestionOutcome {
-  const { replies } = subject.compiled.policy.retrieval;
+  opts: { explain?: boolean } = {},
+): ShapedQuestion {
+  const { replies } = compiled.policy.retrieval;
   const available = replies ? recorded.results : recorded.results.filter((c) => c.origin !== "reply");
   const turnTime = turnTimeOf(question, recorded);
   const shape = (candidates: readonly Candidate[]) =>
@@ -120,25 +137,36 @@ function evaluateQuestion(
         query: question.query,
         candidates,
         backend: recorded.backend,
+        ...(opts.explain === true ? { explain: true } : {}),
         ...(turnTime === undefined ? {} : { turnTime }),
       },
-      subject.compiled,
+      compiled,
     );
-  // The core's expansion round (policy sufficiency.expand), decided by the same functions as the core
-  // (../pipeline/expansion.ts): the second search's candidates are the recorded list's first `limit`.
   let candidates = firstCandidates(available, take);
   let result = shape(candidates);
-  const limit = expansionLimit(subject.compiled.policy, result.sufficiency, take, foundByBackend(candidates));
+  let expanded = false;
+  const limit = expansionLimit(compiled.policy, result.sufficiency, take, foundByBackend(candidates));
   if (limit !== undefined && result.sufficiency !== undefined) {
     const merged = mergeExpanded(candidates, firstCandidates(available, limit));
     if (merged.length > candidates.length) {
       const again = shape(merged);
+      expanded = true;
       if (keepExpanded(result.sufficiency, again.sufficiency)) {
         candidates = merged;
         result = again;
       }
     }
   }
+  return { candidates, result, turnTime, expanded };
+}
+
+function evaluateQuestion(
+  question: GoldenQuestion,
+  recorded: RecordedCandidates,
+  subject: PolicyUnderTest,
+  take: number,
+): QuestionOutcome {
+  const { candidates, result, turnTime } = shapeQuestion(question, recorded, subject.compiled, take);
   const kept = new Map(result.memories.map((m) => [m.id, m.content]));
   return {
     id: question.id,

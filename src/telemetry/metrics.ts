@@ -96,22 +96,6 @@ interface RetrievalSeries {
 const retrievalSeries = new Map<string, RetrievalSeries>();
 const MAX_RETRIEVAL_SERIES = 4096;
 
-function makeRetrievalSeries(
-  backend: string,
-  cache: string,
-  outcome: string,
-  door: string,
-  policy: string,
-  tenant: string,
-): RetrievalSeries {
-  return {
-    latency: { backend, cache, outcome, door, policy, tenant },
-    base: { backend, policy, outcome, tenant },
-    requests: { tenant, policy, outcome },
-    lookups: { backend, cache, door, policy, tenant },
-  };
-}
-
 function retrievalSeriesOf(
   backend: string,
   cache: string,
@@ -123,7 +107,12 @@ function retrievalSeriesOf(
   const key = `${tenant}\u0000${policy}\u0000${backend}\u0000${cache}\u0000${outcome}\u0000${door}`;
   let series = retrievalSeries.get(key);
   if (series === undefined) {
-    series = makeRetrievalSeries(backend, cache, outcome, door, policy, tenant);
+    series = {
+      latency: { backend, cache, outcome, door, policy, tenant },
+      base: { backend, policy, outcome, tenant },
+      requests: { tenant, policy, outcome },
+      lookups: { backend, cache, door, policy, tenant },
+    };
     if (retrievalSeries.size < MAX_RETRIEVAL_SERIES) retrievalSeries.set(key, series);
   }
   return series;
