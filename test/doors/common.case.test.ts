@@ -31,7 +31,10 @@ timeouts: { backendMs: 2000 }
 fallbacks: { ZEP_UNAVAILABLE: cache, OPENMEMORY_UNAVAILABLE: cache, RATE_LIMITED: cache }
 `;
 /** The same with entries fresh for 1 s only: the test that needs a stale entry waits it out. */
-const BRIEF_POLICY = DOORS_POLICY.replace("name: doors", "name: brief").replace("ttlSeconds: 60", "ttlSeconds: 1");
+const BRIEF_POLICY = DOORS_POLICY.replace("name: doors", "name: brief").replace(
+  "ttlSeconds: 60",
+  "ttlSeconds: 1",
+);
 /** Two retrievals per user per minute. */
 const TIGHT_POLICY = `name: tight
 version: 1
