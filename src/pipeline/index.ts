@@ -199,6 +199,7 @@ export function runPipeline(
     run("rank", () => {
       const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement, index, {
         entitySpecificity: policy.ranking.entitySpecificity === true,
+        signals: input.explain === true,
       });
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;

@@ -186,6 +186,27 @@ export class RequestIndex {
     return this.counting;
   }
 
+  /**
+   * The speaker of a turn ("Maya: …"), lower-cased, and the first word of it ("" without one): the rank stage's
+   * entity signal, read once per text.
+   */
+  speaker(text: string): Speaker {
+    const facts = this.entry(text).facts;
+    if (facts.speaker === undefined) {
+      // Copies (`detached`): the facts are shared across requests and must not keep this request's text alive.
+      const speaker = detached(SPEAKER.exec(text)?.[1]?.toLowerCase() ?? "");
+      facts.speaker = { speaker, first: detached(speaker.split(/\s+/)[0] ?? "") };
+    }
+    return facts.speaker;
+  }
+
+  /** Whether `text` is plain ASCII (every code unit below 128), read once per text. */
+  isAscii(text: string): boolean {
+    const facts = this.entry(text).facts;
+    facts.ascii ??= isAscii(text);
+    return facts.ascii;
+  }
+
   /** How many distinct words the word sets built so far hold (every word id is below it). */
   wordCount(): number {
     return WORD_TABLE.list.length;
@@ -464,6 +485,15 @@ function growSeen(id: number): void {
   WORD_TABLE.seen = grown;
 }
 
+/** A turn's speaker as `RequestIndex.speaker` reads it. */
+export interface Speaker {
+  /** The text before `: ` at its start (at most 40 characters, no line break), lower-cased; "" without one. */
+  speaker: string;
+  /** Its first word (split at whitespace). */
+  first: string;
+}
+const SPEAKER = /^([^:\n]{1,40}):\s/;
+
 /** What one request knows of a text: the shared facts, and what depends on the request (query, tokenizer). */
 interface IndexedText {
   facts: TextFacts;
@@ -489,6 +519,8 @@ interface TextFacts {
   terms?: Partial<Record<StopLanguage, TextTerms>>;
   /** Whether a request scanned it for query terms (the next one keeps its terms). */
   scanned?: boolean;
+  speaker?: Speaker;
+  ascii?: boolean;
 }
 
 /** Texts longer than this are not shared (a hostile long memory never stays in the cache). */
