@@ -46,6 +46,9 @@ export class RequestIndex {
   /** The word ids of the query's own terms (`relevance()`), interned when first needed. */
   private queryIds: Int32Array | undefined;
   private scanner: TermScanner | undefined;
+  /** `termsIn`: the query's own terms in each whole text, as `[term, frequency]` pairs (null: none). */
+  private readonly wholeTerms = new Map<string, readonly number[] | null>();
+  private lastSub: { terms: readonly string[]; map: Int32Array | true | undefined } | undefined;
   private readonly counts = new Map<string, number>();
   private base: Tokenizer | undefined;
   private counting: Tokenizer | undefined;
@@ -89,7 +92,7 @@ export class RequestIndex {
     language: RelevanceQuery["language"],
   ): SentenceScore[][] {
     const own = this.relevance();
-    const map = own.language === language ? subListMap(own.terms, terms) : undefined;
+    const map = this.subList(terms, language);
     if (map === undefined) {
       return scoreSentences(
         texts.map((text) => ({ text, sentences: this.spans(text) })),
@@ -120,6 +123,53 @@ export class RequestIndex {
       memories[m] = e.terms;
     }
     return bm25Scores(memories, terms.length, map === true ? undefined : map);
+  }
+
+  /**
+   * The indexes of `terms` (ascending, distinct) that `text` holds anywhere, the whole text read as one document:
+   * the `matched` of `scoreSentences` of it as one sentence (the sufficiency certificate, the answer slot). When
+   * `terms` is a sub-list of the query's own terms in its language, from the query's own scanner (the hits of a
+   * sub-list are the hits of the whole list restricted to it), remembered per text for the request (not in the
+   * shared facts: these are mostly clipped texts, new strings): no scanner per call, no BM25, no score objects.
+   * Otherwise scored afresh.
+   */
+  termsIn(text: string, terms: readonly string[], language: RelevanceQuery["language"]): readonly number[] {
+    const whole = [{ start: 0, end: text.length }];
+    const map = this.subList(terms, language);
+    if (map === undefined)
+      return scoreSentences([{ text, sentences: whole }], terms, language)[0]?.[0]?.matched ?? [];
+    let pairs = this.wholeTerms.get(text);
+    if (pairs === undefined) {
+      const own = this.relevance();
+      this.scanner ??= termScanner(own.terms, own.language);
+      pairs = this.scanner({ text, sentences: whole }).found[0] ?? null;
+      this.wholeTerms.set(text, pairs);
+    }
+    if (pairs === null) return NO_TERMS;
+    const found: number[] = [];
+    for (let p = 0; p < pairs.length; p += 2) {
+      const k = map === true ? (pairs[p] as number) : (map[pairs[p] as number] as number);
+      if (k < 0) continue;
+      let at = found.length;
+      found.push(k);
+      while (at > 0 && (found[at - 1] as number) > k) {
+        found[at] = found[at - 1] as number;
+        at--;
+      }
+      found[at] = k;
+    }
+    return found;
+  }
+
+  /** `subListMap(query's own terms, terms)` when `language` is the query's, remembered for the last `terms` list. */
+  private subList(
+    terms: readonly string[],
+    language: RelevanceQuery["language"],
+  ): Int32Array | true | undefined {
+    const own = this.relevance();
+    if (own.language !== language) return undefined;
+    if (this.lastSub?.terms !== terms) this.lastSub = { terms, map: subListMap(own.terms, terms) };
+    return this.lastSub.map;
   }
 
   /** The terms of `text`'s sentences as word ids, for `language` (shared across requests, see `TextTerms`). */
@@ -499,6 +549,8 @@ interface IndexedText {
   facts: TextFacts;
   terms?: MemoryTerms;
 }
+
+const NO_TERMS: readonly number[] = Object.freeze([]);
 
 /**
  * What is known of a text whatever the request: its sentence spans, its sentences' answer fits per answer type
