@@ -160,6 +160,13 @@ const SIGNAL_AT = Object.fromEntries(SIGNALS.map((signal, at) => [signal, at])) 
 const SIGNAL_VALUES = new Float64Array(SIGNALS.length);
 const SIGNAL_PRESENT = new Uint8Array(SIGNALS.length);
 
+/** Sets one signal of the memory being ranked (`SIGNAL_VALUES`, `SIGNAL_PRESENT`). */
+function put(signal: (typeof SIGNALS)[number], v: number): void {
+  const at = SIGNAL_AT[signal];
+  SIGNAL_VALUES[at] = v;
+  SIGNAL_PRESENT[at] = 1;
+}
+
 /** The signals in `SIGNAL_VALUES` as the explain trace shows them: in `SIGNALS` order, then reinforcement. */
 function signalObject(reinforcement: number | undefined): Partial<Record<Signal, number>> {
   const signals: Partial<Record<Signal, number>> = {};
@@ -214,31 +221,30 @@ export function rankStage(
           terms,
           analysis.language,
         );
-  // Memory-level matches and IDF.
+  // Memory-level matches and IDF: each memory's distinct matched terms, in the order first met, are walked by
+  // `eachDistinctTerm` (a mark per term: no Set, no list per memory).
   const n = items.length;
-  // Each memory's distinct matched terms in the order first met (a mark per term: no Set, no iterator).
   const seenTerm = new Int32Array(terms.length);
-  const matched = items.map((_, i): number[] => {
-    const list: number[] = [];
+  let mark = 0;
+  const eachDistinctTerm = (i: number, visit: (k: number) => void): void => {
+    mark++;
     const own = sentenceScores[i] ?? [];
     for (let j = 0; j < own.length; j++) {
       const m = (own[j] as SentenceScore).matched;
       for (let x = 0; x < m.length; x++) {
         const k = m[x] as number;
-        if (seenTerm[k] !== i + 1) {
-          seenTerm[k] = i + 1;
-          list.push(k);
+        if (seenTerm[k] !== mark) {
+          seenTerm[k] = mark;
+          visit(k);
         }
       }
     }
-    return list;
-  });
+  };
   const df = new Array<number>(terms.length).fill(0);
-  for (const list of matched)
-    for (let x = 0; x < list.length; x++) {
-      const k = list[x] as number;
-      df[k] = (df[k] ?? 0) + 1;
-    }
+  const countTerm = (k: number) => {
+    df[k] = (df[k] ?? 0) + 1;
+  };
+  for (let i = 0; i < n; i++) eachDistinctTerm(i, countTerm);
   const idf = df.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5)));
   const idfTotal = idf.reduce((a, b) => a + b, 0);
   let bestSentence = 0;
@@ -291,18 +297,17 @@ export function rankStage(
   // buffers reused for every memory and every request: the signals become an object only for the explain trace.
   const values = SIGNAL_VALUES;
   const present = SIGNAL_PRESENT;
+  // The lexical signal's coverage: the IDF of a memory's distinct matched terms, summed in the order first met.
+  let covered = 0;
+  const addCovered = (k: number) => {
+    covered += idf[k] ?? 0;
+  };
   const signalsOf = (item: WorkItem, i: number): void => {
     present.fill(0);
-    const put = (signal: (typeof SIGNALS)[number], v: number) => {
-      const at = SIGNAL_AT[signal];
-      values[at] = v;
-      present[at] = 1;
-    };
     put("backend", item.score);
     if (terms.length > 0) {
-      let covered = 0;
-      const own = matched[i] ?? [];
-      for (let x = 0; x < own.length; x++) covered += idf[own[x] as number] ?? 0;
+      covered = 0;
+      eachDistinctTerm(i, addCovered);
       const coverage = idfTotal > 0 ? covered / idfTotal : 0;
       const concentration = bestSentence > 0 ? (bestOwn[i] ?? 0) / bestSentence : 0;
       put("lexical", round6(0.5 * coverage + 0.5 * concentration));
