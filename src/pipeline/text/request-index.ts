@@ -6,6 +6,7 @@ import { RecentCache } from "./recent";
 import {
   asciiWordTerm,
   bm25Scores,
+  exactCopy,
   type MemoryTerms,
   type RelevanceQuery,
   relevanceQuery,
@@ -146,19 +147,20 @@ export class RequestIndex {
       this.wholeTerms.set(text, pairs);
     }
     if (pairs === null) return NO_TERMS;
-    const found: number[] = [];
+    // Ascending, by insertion into a scratch list (`count` long) copied out at its exact size.
+    const found = PAIR_SCRATCH;
+    let count = 0;
     for (let p = 0; p < pairs.length; p += 2) {
       const k = map === true ? (pairs[p] as number) : (map[pairs[p] as number] as number);
       if (k < 0) continue;
-      let at = found.length;
-      found.push(k);
+      let at = count++;
       while (at > 0 && (found[at - 1] as number) > k) {
         found[at] = found[at - 1] as number;
         at--;
       }
       found[at] = k;
     }
-    return found;
+    return count === 0 ? NO_TERMS : exactCopy(found, count);
   }
 
   /** `subListMap(query's own terms, terms)` when `language` is the query's, remembered for the last `terms` list. */
@@ -423,8 +425,10 @@ function queryHits(terms: TextTerms, queryIds: Int32Array): MemoryTerms {
   const { lengths, bounds, ids } = terms;
   const n = lengths.length;
   const found: Array<number[] | null> = new Array(n);
+  // Each sentence's pairs collected in a scratch list (`count` long), copied out at their exact size.
+  const pairs = PAIR_SCRATCH;
   for (let s = 0; s < n; s++) {
-    let pairs: number[] | null = null;
+    let count = 0;
     const end = bounds[s + 1] ?? 0;
     for (let x = bounds[s] ?? 0; x < end; x++) {
       const id = ids[x] as number;
@@ -432,16 +436,21 @@ function queryHits(terms: TextTerms, queryIds: Int32Array): MemoryTerms {
       let k = queryIds.length - 1;
       while (k >= 0 && queryIds[k] !== id) k--;
       if (k < 0) continue;
-      pairs ??= [];
       let p = 0;
-      while (p < pairs.length && pairs[p] !== k) p += 2;
-      if (p < pairs.length) pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
-      else pairs.push(k, 1);
+      while (p < count && pairs[p] !== k) p += 2;
+      if (p < count) pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
+      else {
+        pairs[count++] = k;
+        pairs[count++] = 1;
+      }
     }
-    found[s] = pairs;
+    found[s] = count === 0 ? null : exactCopy(pairs, count);
   }
   return { lengths, found };
 }
+
+/** `queryHits`' pairs of the sentence being read (it is synchronous and never re-entered). */
+const PAIR_SCRATCH: number[] = [];
 
 /** Each language's term id (+1; 0: not known yet) of every ASCII word id, for the word table's current generation. */
 const TERM_OF_WORD: Partial<Record<StopLanguage, Int32Array>> = {};
