@@ -96,17 +96,16 @@ export function certify(
   let answerPresent = 1;
   if (type !== "time" && type !== "thing" && type !== "list" && type !== "yesno") {
     answerPresent = 0;
-    matched.forEach((list, i) => {
+    for (let i = 0; i < kept.length; i++) {
       let own = 0;
-      for (const k of list) own += idf[k] ?? 0;
-      const item = kept[i];
-      const fit = item === undefined ? 0 : answerFit(type, item.content.replace(SPEAKER, ""));
+      for (const k of matched[i] ?? []) own += idf[k] ?? 0;
+      const fit = answerFit(type, (kept[i] as WorkItem).content.replace(SPEAKER, ""));
       // A memory holding half the query's weight or more is about the question.
       answerPresent = Math.max(
         answerPresent,
         (terms.length === 0 ? 1 : Math.min(1, (2 * own) / total)) * fit,
       );
-    });
+    }
   }
   const [wu, wb] = analysis.multiHop ? [0.5, 0.2] : [0.25, 0.45];
   const completeness = round3(

@@ -221,13 +221,15 @@ export function rankStage(
           terms,
           analysis.language,
         );
-  // Memory-level matches and IDF: each memory's distinct matched terms, in the order first met, are walked by
-  // `eachDistinctTerm` (a mark per term: no Set, no list per memory).
+  // Memory-level matches and IDF: `distinctTerms(i)` leaves memory i's distinct matched terms, in the order first
+  // met (sentence by sentence), in `termList` and returns how many (a mark per term: no Set, no list per memory).
   const n = items.length;
   const seenTerm = new Int32Array(terms.length);
+  const termList = new Int32Array(terms.length);
   let mark = 0;
-  const eachDistinctTerm = (i: number, visit: (k: number) => void): void => {
+  const distinctTerms = (i: number): number => {
     mark++;
+    let count = 0;
     const own = sentenceScores[i] ?? [];
     for (let j = 0; j < own.length; j++) {
       const m = (own[j] as SentenceScore).matched;
@@ -235,25 +237,33 @@ export function rankStage(
         const k = m[x] as number;
         if (seenTerm[k] !== mark) {
           seenTerm[k] = mark;
-          visit(k);
+          termList[count++] = k;
         }
       }
     }
+    return count;
   };
   const df = new Array<number>(terms.length).fill(0);
-  const countTerm = (k: number) => {
-    df[k] = (df[k] ?? 0) + 1;
-  };
-  for (let i = 0; i < n; i++) eachDistinctTerm(i, countTerm);
+  for (let i = 0; i < n; i++) {
+    const count = distinctTerms(i);
+    for (let x = 0; x < count; x++) {
+      const k = termList[x] as number;
+      df[k] = (df[k] ?? 0) + 1;
+    }
+  }
   const idf = df.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5)));
   const idfTotal = idf.reduce((a, b) => a + b, 0);
-  let bestSentence = 0;
-  const bestOwn = sentenceScores.map((list) => {
+  // Each memory's best sentence score, and the best of all. The maximum is kept in a local while looping: a
+  // variable that closures read lives in their context, where every new number is a new heap object.
+  const bestOwn = new Float64Array(n);
+  let top = 0;
+  for (let i = 0; i < n; i++) {
     let best = 0;
-    for (const s of list) if (s.score > best) best = s.score;
-    if (best > bestSentence) bestSentence = best;
-    return best;
-  });
+    for (const s of sentenceScores[i] ?? []) if (s.score > best) best = s.score;
+    bestOwn[i] = best;
+    if (best > top) top = best;
+  }
+  const bestSentence = top;
 
   const scope = analysis.timeScope ?? anchorScope(items, analysis);
   const recencyRank = new Map<string, number>();
@@ -297,17 +307,14 @@ export function rankStage(
   // buffers reused for every memory and every request: the signals become an object only for the explain trace.
   const values = SIGNAL_VALUES;
   const present = SIGNAL_PRESENT;
-  // The lexical signal's coverage: the IDF of a memory's distinct matched terms, summed in the order first met.
-  let covered = 0;
-  const addCovered = (k: number) => {
-    covered += idf[k] ?? 0;
-  };
   const signalsOf = (item: WorkItem, i: number): void => {
     present.fill(0);
     put("backend", item.score);
     if (terms.length > 0) {
-      covered = 0;
-      eachDistinctTerm(i, addCovered);
+      // The IDF of its distinct matched terms, summed in the order first met.
+      let covered = 0;
+      const count = distinctTerms(i);
+      for (let x = 0; x < count; x++) covered += idf[termList[x] as number] ?? 0;
       const coverage = idfTotal > 0 ? covered / idfTotal : 0;
       const concentration = bestSentence > 0 ? (bestOwn[i] ?? 0) / bestSentence : 0;
       put("lexical", round6(0.5 * coverage + 0.5 * concentration));
