@@ -1,7 +1,7 @@
 import type { QueryAnalysis } from "./query/analyze";
 import { answerFit } from "./query/analyze";
-import { relevanceTerms, scoreSentences } from "./text/relevance";
-import { sentenceSpans } from "./text/sentences";
+import { relevanceTerms } from "./text/relevance";
+import { RequestIndex } from "./text/request-index";
 import type { WorkItem } from "./types";
 
 /**
@@ -58,9 +58,16 @@ export function slotKindOf(query: string, analysis: QueryAnalysis): SlotKind | u
   return t === "number" || t === "person" || t === "place" ? t : undefined;
 }
 
-function formTerms(language: QueryAnalysis["language"]): Set<string> {
-  return new Set(relevanceTerms(FORM_WORDS, language));
+/** The question-form words as terms, per language (made once: they never change). */
+function formTerms(language: QueryAnalysis["language"]): ReadonlySet<string> {
+  let terms = FORM_TERMS.get(language);
+  if (terms === undefined) {
+    terms = new Set(relevanceTerms(FORM_WORDS, language));
+    FORM_TERMS.set(language, terms);
+  }
+  return terms;
 }
+const FORM_TERMS = new Map<QueryAnalysis["language"], ReadonlySet<string>>();
 
 /**
  * A capitalized word that the question does not contain: inside the sentence (its first word is capitalized anyway),
@@ -88,6 +95,8 @@ export function answerSlot(
   analysis: QueryAnalysis,
   options: AnswerSlotOptions,
   idfOf?: readonly number[],
+  /** The request's shared text index (runPipeline's: the kept memories' sentences are known); alone, its own. */
+  index: RequestIndex = new RequestIndex(""),
 ): AnswerSlot | undefined {
   const kind = slotKindOf(query, analysis);
   if (kind === undefined || !options.kinds.includes(kind) || kept.length === 0) return undefined;
@@ -108,9 +117,9 @@ export function answerSlot(
         .toLowerCase()
         .slice(0, 4),
     );
-  const spans = kept.map((item) => sentenceSpans(item.content));
-  const scores = scoreSentences(
-    kept.map((item, i) => ({ text: item.content, sentences: spans[i] ?? [] })),
+  const spans = kept.map((item) => index.spans(item.content));
+  const scores = index.scores(
+    kept.map((item) => item.content),
     [terms[focus] ?? ""],
     language,
   );

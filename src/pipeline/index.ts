@@ -199,6 +199,7 @@ export function runPipeline(
     run("rank", () => {
       const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement, index, {
         entitySpecificity: policy.ranking.entitySpecificity === true,
+        signals: input.explain === true,
       });
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;
@@ -236,7 +237,8 @@ export function runPipeline(
   const covered =
     policy.budget.stop !== undefined && analysis !== undefined
       ? (kept: readonly WorkItem[]) =>
-          certify(kept, analysis, policy.sufficiency.threshold, () => 0, rankContext?.idf).completeness
+          certify(kept, analysis, policy.sufficiency.threshold, () => 0, rankContext?.idf, undefined, index)
+            .completeness
       : undefined;
   run("token_budget", () => {
     const result = budgetStage(items, policy, counting, {
@@ -259,12 +261,13 @@ export function runPipeline(
       similar,
       rankContext?.idf,
       policy.sufficiency.insufficientBelow,
+      index,
     );
     const slotOptions = policy.sufficiency.answerSlot;
     if (slotOptions !== undefined)
       sufficiency = withAnswerSlot(
         sufficiency,
-        answerSlot(items, input.query, analysis, slotOptions, rankContext?.idf),
+        answerSlot(items, input.query, analysis, slotOptions, rankContext?.idf, index),
       );
   }
 

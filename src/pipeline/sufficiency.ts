@@ -1,7 +1,7 @@
 import type { AnswerSlot } from "./answer-slot";
 import type { QueryAnalysis } from "./query/analyze";
 import { answerFit } from "./query/analyze";
-import { scoreSentences } from "./text/relevance";
+import { RequestIndex } from "./text/request-index";
 import type { WorkItem } from "./types";
 
 /**
@@ -49,6 +49,8 @@ export function certify(
   similarity: (a: string, b: string) => number,
   idfOf?: readonly number[],
   insufficientBelow?: number,
+  /** The request's shared text index (runPipeline's); called alone, one of its own. */
+  index: RequestIndex = new RequestIndex(""),
 ): Sufficiency {
   const terms = analysis.terms;
   if (kept.length === 0) {
@@ -59,22 +61,22 @@ export function certify(
       verdict: "insufficient",
     };
   }
-  const scores = scoreSentences(
-    kept.map((item) => ({ text: item.content, sentences: [{ start: 0, end: item.content.length }] })),
-    terms,
-    analysis.language,
-  );
+  // The query terms each kept memory holds, its whole text read as one document.
+  const matched = kept.map((item) => index.termsIn(item.content, terms, analysis.language));
   const idf = terms.map((_, k) => idfOf?.[k] ?? 1);
   const total = idf.reduce((a, b) => a + b, 0) || 1;
-  const union = new Set<number>();
+  // The union of what they hold, in the order first met (its IDF is summed in that order).
+  const inUnion = new Uint8Array(terms.length);
+  const union: number[] = [];
   let best = 0;
-  for (const list of scores) {
+  for (const list of matched) {
     let own = 0;
-    for (const s of list) {
-      for (const k of s.matched) {
-        union.add(k);
-        own += idf[k] ?? 0;
+    for (const k of list) {
+      if (inUnion[k] === 0) {
+        inUnion[k] = 1;
+        union.push(k);
       }
+      own += idf[k] ?? 0;
     }
     if (own > best) best = own;
   }
@@ -82,9 +84,11 @@ export function certify(
   for (const k of union) covered += idf[k] ?? 0;
   const unionShare = terms.length === 0 ? 1 : covered / total;
   const bestShare = terms.length === 0 ? 1 : best / total;
-  const lowerTexts = kept.map((item) => item.content.toLowerCase());
   const names = analysis.entities.filter((e) => !/^\d/.test(e));
-  const missingNames = names.filter((e) => !lowerTexts.some((t) => t.includes(e.toLowerCase())));
+  const missingNames = names.filter((e) => {
+    const name = e.toLowerCase();
+    return !kept.some((item) => includesLowerCased(item.content, name));
+  });
   const nameShare = names.length === 0 ? 1 : 1 - missingNames.length / names.length;
   const type = analysis.answerType;
   // The kind of answer asked for must stand in a memory that is about the question: the best, over kept
@@ -92,17 +96,16 @@ export function certify(
   let answerPresent = 1;
   if (type !== "time" && type !== "thing" && type !== "list" && type !== "yesno") {
     answerPresent = 0;
-    scores.forEach((list, i) => {
+    for (let i = 0; i < kept.length; i++) {
       let own = 0;
-      for (const s of list) for (const k of s.matched) own += idf[k] ?? 0;
-      const item = kept[i];
-      const fit = item === undefined ? 0 : answerFit(type, item.content.replace(SPEAKER, ""));
+      for (const k of matched[i] ?? []) own += idf[k] ?? 0;
+      const fit = answerFit(type, (kept[i] as WorkItem).content.replace(SPEAKER, ""));
       // A memory holding half the query's weight or more is about the question.
       answerPresent = Math.max(
         answerPresent,
         (terms.length === 0 ? 1 : Math.min(1, (2 * own) / total)) * fit,
       );
-    });
+    }
   }
   const [wu, wb] = analysis.multiHop ? [0.5, 0.2] : [0.25, 0.45];
   const completeness = round3(
@@ -118,9 +121,27 @@ export function certify(
     }
     redundancy = round3(sum / kept.length);
   }
-  const missing = [...missingNames, ...terms.filter((_, k) => !union.has(k))].slice(0, 16);
+  const missing = [...missingNames, ...terms.filter((_, k) => inUnion[k] === 0)].slice(0, 16);
   const floor = insufficientBelow ?? 0.6 * threshold;
   const verdict =
     completeness >= threshold ? "sufficient" : completeness >= floor ? "partial" : "insufficient";
   return { completeness, redundancy, missing, verdict };
+}
+
+/**
+ * `text.toLowerCase().includes(lowerNeedle)`: plain ASCII text is compared as it stands (A–Z folded while
+ * comparing), not lower-cased into a copy of every kept memory.
+ */
+function includesLowerCased(text: string, lowerNeedle: string): boolean {
+  for (let i = 0; i < text.length; i++)
+    if (text.charCodeAt(i) >= 128) return text.toLowerCase().includes(lowerNeedle);
+  const m = lowerNeedle.length;
+  outer: for (let i = 0; i + m <= text.length; i++) {
+    for (let k = 0; k < m; k++) {
+      const c = text.charCodeAt(i + k);
+      if ((c >= 65 && c <= 90 ? c | 32 : c) !== lowerNeedle.charCodeAt(k)) continue outer;
+    }
+    return true;
+  }
+  return false;
 }

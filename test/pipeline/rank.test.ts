@@ -114,6 +114,25 @@ describe("rank stage: multi-signal relevance", () => {
     const ids = selected.items.map((i) => i.id);
     expect(ids.indexOf("r")).toBe(ids.indexOf("q") + 1);
   });
+
+  test("signals: false ranks alike and only leaves out the per-memory signal list", () => {
+    const items = [
+      msg("q", "Tom: Did you ever name the puppy?", { score: 0.9 }),
+      msg("r", "Maya: Pickle! He chewed my left sneaker already.", { score: 0.1, replyTo: "q" }),
+      msg("x", "Maya: The puppy sleeps all day, honestly.", { score: 0.6 }),
+      msg("y", "Ben: Maya said the puppy is called Pickle.", { score: 0.3 }),
+    ];
+    const analysis = analyzeQuery("What is the name of Maya's puppy?", TURN);
+    const full = rankStage(items, analysis, weights);
+    const lean = rankStage(items, analysis, weights, undefined, undefined, { signals: false });
+    expect(lean.ranking).toEqual([]);
+    expect(lean.items).toEqual(full.items);
+    expect(lean.context).toEqual(full.context);
+    expect(lean.trace).toEqual(full.trace);
+    expect(full.ranking.map((r) => [r.id, r.rank, r.relevance])).toEqual(
+      full.items.map((item, i) => [item.id, i + 1, full.context.relevance.get(item.id)]),
+    );
+  });
 });
 
 describe("select stage: MMR diversity and dynamic K", () => {

@@ -124,6 +124,31 @@ describe("RequestIndex scores", () => {
     );
   });
 
+  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list", () => {
+    const whole = (t: string) => [{ start: 0, end: t.length }];
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.oneof(memory, text), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+        (queryWords, texts, keep) => {
+          const query = queryWords.join(" ");
+          const { terms, language } = relevanceQuery(query);
+          const index = new RequestIndex(query);
+          const sub = terms.filter((_, k) => keep[k % keep.length]);
+          for (const list of [terms, sub, ["other"]]) {
+            for (const t of texts) {
+              const expected = scoreSentences([{ text: t, sentences: whole(t) }], list, language)[0]?.[0]
+                ?.matched;
+              expect([...index.termsIn(t, list, language)]).toEqual([...(expected ?? [])]);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("counts each sentence's tokens as the tokenizer does, and remembers whole texts", () => {
     const tokenizer = getTokenizer("o200k_base");
     const index = new RequestIndex("");

@@ -19,6 +19,13 @@ function better(a: WorkItem, b: WorkItem): boolean {
   return a.id < b.id;
 }
 
+/** The group of `key` in a short list of one length (a loop: `find` would allocate a closure per candidate). */
+function findGroup(groups: readonly Group[] | undefined, key: string): Group | undefined {
+  if (groups === undefined) return undefined;
+  for (const g of groups) if (g.key === key) return g;
+  return undefined;
+}
+
 /**
  * Stage 4: hash dedup (seed 000's normalizeAndHash), then keep the best `topK` by score.
  * Output is ordered by score (desc, then id) — the order interleaving starts from. With `budget.fill` the
@@ -38,7 +45,7 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   for (const item of items) {
     const key = normalizedKey(item.content);
     const sameLength = byLength.get(key.length);
-    const group = sameLength instanceof Map ? sameLength.get(key) : sameLength?.find((g) => g.key === key);
+    const group = sameLength instanceof Map ? sameLength.get(key) : findGroup(sameLength, key);
     if (group === undefined) {
       const created = { key, winner: item };
       groups.push(created);

@@ -59,10 +59,8 @@ export interface RankedSignals {
   signals: Partial<Record<Signal, number>>;
 }
 
-/** Per-memory signal values and the query's term sets, kept for the selection and sufficiency steps. */
+/** What the selection and sufficiency steps read of the ranking. */
 export interface RankContext {
-  /** The matched query-term indexes of each memory (by id), distinct, in the order first met (sentence by sentence). */
-  matched: Map<string, readonly number[]>;
   /** IDF of each query term over the candidates (memory level). */
   idf: number[];
   relevance: Map<string, number>;
@@ -76,7 +74,6 @@ const TYPE_PREFERENCE: Record<Intent, Record<MemoryType, number>> = {
 };
 
 const DAY = 86_400_000;
-const SPEAKER = /^([^:\n]{1,40}):\s/;
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 function timeFit(t: number, scope: Pick<TimeScope, "start" | "end">): number {
@@ -154,6 +151,31 @@ function isAscii(text: string): boolean {
   return true;
 }
 
+/** Each signal's position in `SIGNALS`. */
+const SIGNAL_AT = Object.fromEntries(SIGNALS.map((signal, at) => [signal, at])) as Record<
+  (typeof SIGNALS)[number],
+  number
+>;
+/** One memory's signal values and whether each applies (`rankStage`; it is synchronous and never re-entered). */
+const SIGNAL_VALUES = new Float64Array(SIGNALS.length);
+const SIGNAL_PRESENT = new Uint8Array(SIGNALS.length);
+
+/** Sets one signal of the memory being ranked (`SIGNAL_VALUES`, `SIGNAL_PRESENT`). */
+function put(signal: (typeof SIGNALS)[number], v: number): void {
+  const at = SIGNAL_AT[signal];
+  SIGNAL_VALUES[at] = v;
+  SIGNAL_PRESENT[at] = 1;
+}
+
+/** The signals in `SIGNAL_VALUES` as the explain trace shows them: in `SIGNALS` order, then reinforcement. */
+function signalObject(reinforcement: number | undefined): Partial<Record<Signal, number>> {
+  const signals: Partial<Record<Signal, number>> = {};
+  for (let at = 0; at < SIGNALS.length; at++)
+    if (SIGNAL_PRESENT[at] === 1) signals[SIGNALS[at] as Signal] = SIGNAL_VALUES[at] as number;
+  if (reinforcement !== undefined) signals.reinforcement = reinforcement;
+  return signals;
+}
+
 /** The event anchor ("before the wedding") as a scope: before/after the first memory that mentions it. */
 function anchorScope(items: readonly WorkItem[], analysis: QueryAnalysis): TimeScope | undefined {
   const anchor = analysis.anchor;
@@ -180,10 +202,14 @@ export function rankStage(
   reinforcement?: Reinforcement,
   /** The request's shared text index (runPipeline's); a stage run alone builds its own. */
   index: RequestIndex = new RequestIndex(""),
-  /** Policy `ranking.entitySpecificity`. */
-  opts: { entitySpecificity?: boolean } = {},
+  /**
+   * `entitySpecificity`: policy `ranking.entitySpecificity`. `signals: false`: no per-memory signal list (`ranking`
+   * comes back empty) — only the explain trace shows it, and its objects were most of what this stage allocated.
+   */
+  opts: { entitySpecificity?: boolean; signals?: boolean } = {},
 ): StageResult & { ranking: RankedSignals[]; context: RankContext } {
   const specific = opts.entitySpecificity === true;
+  const withSignals = opts.signals !== false;
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
   const spans = items.map((item) => index.spans(item.content));
@@ -195,40 +221,49 @@ export function rankStage(
           terms,
           analysis.language,
         );
-  // Memory-level matches and IDF.
+  // Memory-level matches and IDF: `distinctTerms(i)` leaves memory i's distinct matched terms, in the order first
+  // met (sentence by sentence), in `termList` and returns how many (a mark per term: no Set, no list per memory).
   const n = items.length;
-  // Each memory's distinct matched terms in the order first met (a mark per term: no Set, no iterator).
   const seenTerm = new Int32Array(terms.length);
-  const matched = items.map((_, i): number[] => {
-    const list: number[] = [];
+  const termList = new Int32Array(terms.length);
+  let mark = 0;
+  const distinctTerms = (i: number): number => {
+    mark++;
+    let count = 0;
     const own = sentenceScores[i] ?? [];
     for (let j = 0; j < own.length; j++) {
       const m = (own[j] as SentenceScore).matched;
       for (let x = 0; x < m.length; x++) {
         const k = m[x] as number;
-        if (seenTerm[k] !== i + 1) {
-          seenTerm[k] = i + 1;
-          list.push(k);
+        if (seenTerm[k] !== mark) {
+          seenTerm[k] = mark;
+          termList[count++] = k;
         }
       }
     }
-    return list;
-  });
+    return count;
+  };
   const df = new Array<number>(terms.length).fill(0);
-  for (const list of matched)
-    for (let x = 0; x < list.length; x++) {
-      const k = list[x] as number;
+  for (let i = 0; i < n; i++) {
+    const count = distinctTerms(i);
+    for (let x = 0; x < count; x++) {
+      const k = termList[x] as number;
       df[k] = (df[k] ?? 0) + 1;
     }
+  }
   const idf = df.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5)));
   const idfTotal = idf.reduce((a, b) => a + b, 0);
-  let bestSentence = 0;
-  const bestOwn = sentenceScores.map((list) => {
+  // Each memory's best sentence score, and the best of all. The maximum is kept in a local while looping: a
+  // variable that closures read lives in their context, where every new number is a new heap object.
+  const bestOwn = new Float64Array(n);
+  let top = 0;
+  for (let i = 0; i < n; i++) {
     let best = 0;
-    for (const s of list) if (s.score > best) best = s.score;
-    if (best > bestSentence) bestSentence = best;
-    return best;
-  });
+    for (const s of sentenceScores[i] ?? []) if (s.score > best) best = s.score;
+    bestOwn[i] = best;
+    if (best > top) top = best;
+  }
+  const bestSentence = top;
 
   const scope = analysis.timeScope ?? anchorScope(items, analysis);
   const recencyRank = new Map<string, number>();
@@ -248,10 +283,10 @@ export function rankStage(
   if (entities.length > 0) {
     for (let i = 0; i < n; i++) {
       const content = (items[i] as WorkItem).content;
-      const speaker = SPEAKER.exec(content)?.[1]?.toLowerCase() ?? "";
-      const first = speaker.split(/\s+/)[0];
+      // The speaker, lower-cased, and its first word: read once per text (the request index shares them).
+      const { speaker, first } = index.speaker(content);
       // Plain ASCII text is searched as it stands (A–Z folded while comparing), not lower-cased into a copy.
-      const ascii = isAscii(content);
+      const ascii = index.isAscii(content);
       const text = ascii ? content : content.toLowerCase();
       for (let k = 0; k < entities.length; k++) {
         const e = entities[k] as string;
@@ -268,26 +303,32 @@ export function rankStage(
     return 1 - df / n;
   });
 
-  const signalsOf = (item: WorkItem, i: number): Partial<Record<Signal, number>> => {
-    const s: Partial<Record<Signal, number>> = { backend: item.score };
+  // One memory's signals at a time, by their position in SIGNALS (`present`: whether the signal applies), in
+  // buffers reused for every memory and every request: the signals become an object only for the explain trace.
+  const values = SIGNAL_VALUES;
+  const present = SIGNAL_PRESENT;
+  const signalsOf = (item: WorkItem, i: number): void => {
+    present.fill(0);
+    put("backend", item.score);
     if (terms.length > 0) {
+      // The IDF of its distinct matched terms, summed in the order first met.
       let covered = 0;
-      const own = matched[i] ?? [];
-      for (let x = 0; x < own.length; x++) covered += idf[own[x] as number] ?? 0;
+      const count = distinctTerms(i);
+      for (let x = 0; x < count; x++) covered += idf[termList[x] as number] ?? 0;
       const coverage = idfTotal > 0 ? covered / idfTotal : 0;
       const concentration = bestSentence > 0 ? (bestOwn[i] ?? 0) / bestSentence : 0;
-      s.lexical = round6(0.5 * coverage + 0.5 * concentration);
+      put("lexical", round6(0.5 * coverage + 0.5 * concentration));
     }
     if (entities.length > 0) {
       let sum = 0;
       for (let k = 0; k < entities.length; k++) sum += (specificity[k] ?? 1) * (entityMatches[k]?.[i] ?? 0);
-      s.entity = round6(sum / entities.length);
+      put("entity", round6(sum / entities.length));
     }
     const validity = validityOf(item);
     if (validity !== undefined && (scope !== undefined || analysis.wantsCurrent))
-      s.time = round6(validityFit(validity, scope, analysis.turnTime));
-    else if (scope !== undefined) s.time = round6(timeFit(item.timeMs, scope));
-    else if (recencyRank.size > 0) s.time = round6(recencyRank.get(item.id) ?? 0);
+      put("time", round6(validityFit(validity, scope, analysis.turnTime)));
+    else if (scope !== undefined) put("time", round6(timeFit(item.timeMs, scope)));
+    else if (recencyRank.size > 0) put("time", round6(recencyRank.get(item.id) ?? 0));
     if (
       analysis.answerType !== "thing" &&
       analysis.answerType !== "list" &&
@@ -301,50 +342,65 @@ export function rankStage(
       for (let j = bestIdx; j <= bestIdx + 1; j++) {
         if (sp[j] !== undefined) fit = Math.max(fit, index.answerFit(item.content, j, analysis.answerType));
       }
-      s.answer = fit;
+      put("answer", fit);
     }
-    s.type = TYPE_PREFERENCE[analysis.intent][item.type];
-    return s;
+    put("type", TYPE_PREFERENCE[analysis.intent][item.type]);
   };
 
-  const ranking: RankedSignals[] = items.map((item, i) => {
-    const signals = signalsOf(item, i);
+  const ranking: RankedSignals[] = [];
+  // Each memory's relevance by position, and by id (as a Map keeps the last of a repeated id).
+  const relevanceAt = new Float64Array(n);
+  const relevance = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const item = items[i] as WorkItem;
+    signalsOf(item, i);
     let num = 0;
     let den = 0;
-    for (const name of SIGNALS) {
-      const v = signals[name];
-      const w = weights[name];
-      if (v === undefined || w <= 0) continue;
-      num += w * v;
+    for (let at = 0; at < SIGNALS.length; at++) {
+      const w = weights[SIGNALS[at] as (typeof SIGNALS)[number]];
+      if (present[at] === 0 || w <= 0) continue;
+      num += w * (values[at] as number);
       den += w;
     }
+    let reinforced: number | undefined;
     if (reinforcement !== undefined && reinforcement.weight > 0) {
-      const v = reinforcement.available
+      reinforced = reinforcement.available
         ? reinforcementSignal(reinforcement.counts.get(item.id) ?? 0, reinforcement.saturation)
         : 0;
-      signals.reinforcement = v;
-      num += reinforcement.weight * v;
+      num += reinforcement.weight * reinforced;
       den += reinforcement.weight;
     }
-    return { id: item.id, rank: 0, relevance: den > 0 ? round6(num / den) : item.score, signals };
-  });
-  const relevance = new Map(ranking.map((r) => [r.id, r.relevance]));
+    const r = den > 0 ? round6(num / den) : item.score;
+    relevanceAt[i] = r;
+    relevance.set(item.id, r);
+    if (withSignals) ranking.push({ id: item.id, rank: 0, relevance: r, signals: signalObject(reinforced) });
+  }
   // Replies inherit from their question.
   for (let i = 0; i < n; i++) {
-    const r = ranking[i] as RankedSignals;
-    const replyTo = items[i]?.replyTo;
-    const parent = replyTo === undefined ? undefined : relevance.get(replyTo);
-    if (parent !== undefined && parent * 0.95 > r.relevance) {
-      r.relevance = round6(parent * 0.95);
-      relevance.set(r.id, r.relevance);
+    const item = items[i] as WorkItem;
+    const parent = item.replyTo === undefined ? undefined : relevance.get(item.replyTo);
+    if (parent !== undefined && parent * 0.95 > (relevanceAt[i] as number)) {
+      const r = round6(parent * 0.95);
+      relevanceAt[i] = r;
+      relevance.set(item.id, r);
+      const signals = ranking[i];
+      if (signals !== undefined) signals.relevance = r;
     }
   }
-  const order = items
-    .map((item, i) => ({ item, r: ranking[i] as RankedSignals }))
-    .sort((a, b) => b.r.relevance - a.r.relevance || compareIds(a.item.id, b.item.id));
-  order.forEach((o, i) => {
-    o.r.rank = i + 1;
-  });
+  // Positions by relevance (then id): a sorted list of small integers, not one object per memory.
+  const order = items.map((_, i) => i);
+  order.sort(
+    (a, b) =>
+      (relevanceAt[b] as number) - (relevanceAt[a] as number) ||
+      compareIds((items[a] as WorkItem).id, (items[b] as WorkItem).id),
+  );
+  const ranked: RankedSignals[] = [];
+  if (withSignals)
+    for (let x = 0; x < n; x++) {
+      const r = ranking[order[x] as number] as RankedSignals;
+      r.rank = x + 1;
+      ranked.push(r);
+    }
   const detail: Record<string, string | number | boolean> = {
     intent: analysis.intent,
     answerType: analysis.answerType,
@@ -358,13 +414,9 @@ export function rankStage(
   if (reinforcement !== undefined)
     detail.reinforcement = reinforcement.available ? "available" : "unavailable";
   return {
-    items: order.map((o) => o.item),
-    ranking: order.map((o) => o.r),
-    context: {
-      matched: new Map(items.map((item, i) => [item.id, matched[i] ?? []])),
-      idf,
-      relevance,
-    },
+    items: order.map((i) => items[i] as WorkItem),
+    ranking: ranked,
+    context: { idf, relevance },
     trace: { stage: "rank", in: items.length, out: items.length, changes: [], detail },
   };
 }

@@ -57,12 +57,22 @@ export function selectStage(
 ): StageResult & { similarity: (a: string, b: string) => number } {
   // One word set per memory (by id, as `similarity` compares them), built when first compared. The loop works on
   // positions in `ranked`: relevance, word sets and the highest similarity so far (by id) in arrays.
-  const similarity = similarityOf(ranked, index);
   const n = ranked.length;
   // Each id's last position: the memory that id stands for (as a Map by id keeps the last), and the slot of the
   // highest similarity so far that every memory with that id shares.
   const lastAt = new Map<string, number>();
   for (let p = 0; p < n; p++) lastAt.set((ranked[p] as WorkItem).id, p);
+  // `similarityOf(ranked, index)`, reading the same positions (no second Map by id).
+  const similarity = (a: string, b: string): number => {
+    const x = lastAt.get(a);
+    const y = lastAt.get(b);
+    return x === undefined || y === undefined
+      ? 0
+      : jaccardOfIds(
+          index.wordIds((ranked[x] as WorkItem).content),
+          index.wordIds((ranked[y] as WorkItem).content),
+        );
+  };
   const slotOf = new Int32Array(n);
   const rel = new Float64Array(n);
   let top = 1e-9;

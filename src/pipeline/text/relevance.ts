@@ -438,26 +438,31 @@ function makeTermScanner(queryTerms: readonly string[], language: StopLanguage):
     if (term.length === 1)
       for (let c = 97; c <= 122; c++) firsts[prefixKey(`${term}${String.fromCharCode(c)}`, 0, 2)] = 1;
   }
-  let pairs: number[] | null = null;
+  // The pairs of the sentence being scanned, collected in a scratch list (`count` long) and copied out at their
+  // exact size (see `exactCopy`). The scanner is synchronous and never re-entered.
+  const pairs: number[] = [];
+  let count = 0;
   const hit = (term: string): void => {
     const k = index.get(term);
     if (k === undefined) return;
-    pairs ??= [];
-    for (let p = 0; p < pairs.length; p += 2) {
+    for (let p = 0; p < count; p += 2) {
       if (pairs[p] === k) {
         pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
         return;
       }
     }
-    pairs.push(k, 1);
+    pairs[count++] = k;
+    pairs[count++] = 1;
   };
   return (memory) => {
-    const lengths: number[] = [];
-    const found: Array<number[] | null> = [];
-    for (const sentence of memory.sentences) {
-      pairs = null;
-      lengths.push(scanTerms(memory.text, sentence.start, sentence.end, hit, stemOf, firsts));
-      found.push(pairs as number[] | null);
+    const n = memory.sentences.length;
+    const lengths = new Array<number>(n);
+    const found = new Array<number[] | null>(n);
+    for (let s = 0; s < n; s++) {
+      const sentence = memory.sentences[s] as TextRange;
+      count = 0;
+      lengths[s] = scanTerms(memory.text, sentence.start, sentence.end, hit, stemOf, firsts);
+      found[s] = count === 0 ? null : exactCopy(pairs, count);
     }
     return { lengths, found };
   };
@@ -465,6 +470,17 @@ function makeTermScanner(queryTerms: readonly string[], language: StopLanguage):
 
 /** `bm25Scores`' term frequencies of the sentence being scored. */
 let FREQ_SCRATCH = new Float64Array(64);
+/** `bm25Scores`' matched terms of the sentence being scored, copied out at their exact size (`exactCopy`). */
+const MATCHED_SCRATCH: number[] = [];
+
+/**
+ * The first `count` values of a scratch list as an array of exactly that size. A small list built by `push` from
+ * empty reserves 17 slots (V8 grows an array to 1.5 × its length + 16), ~150 bytes for the one to three numbers a
+ * sentence's matches usually are; these lists are made for every matching sentence of every request.
+ */
+export function exactCopy(scratch: readonly number[], count: number): number[] {
+  return scratch.slice(0, count);
+}
 
 /**
  * BM25 scores of every sentence of `memories` (as a scanner read them) with the IDF and average length taken
@@ -493,19 +509,17 @@ export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: In
   return memories.map(({ lengths, found }) =>
     found.map((seen, i): SentenceScore => {
       if (seen === null) return NO_MATCH;
-      // Matched query terms, ascending, with their frequencies.
-      let matched: number[] | undefined;
-      let freq: Float64Array | undefined;
+      // Matched query terms, ascending (the first `count` of `matched`), with their frequencies: both in buffers
+      // shared by every call (at most one entry per query term), the terms copied out at the end.
+      const matched = MATCHED_SCRATCH;
+      if (FREQ_SCRATCH.length < q) FREQ_SCRATCH = new Float64Array(Math.max(q, 2 * FREQ_SCRATCH.length));
+      const freq = FREQ_SCRATCH;
+      let count = 0;
       for (let p = 0; p < seen.length; p += 2) {
         const k = map === undefined ? (seen[p] ?? 0) : (map[seen[p] ?? 0] ?? -1);
         if (k < 0) continue;
-        matched ??= [];
-        // The frequencies in a buffer shared by every call (as many as `matched`, at most one per query term).
-        if (FREQ_SCRATCH.length < q) FREQ_SCRATCH = new Float64Array(Math.max(q, 2 * FREQ_SCRATCH.length));
-        freq ??= FREQ_SCRATCH;
-        // Insertion in place (no `splice`: it allocates the array of what it removes, empty here).
-        let at = matched.length;
-        matched.push(k);
+        // Insertion in place.
+        let at = count++;
         while (at > 0 && (matched[at - 1] ?? 0) > k) {
           matched[at] = matched[at - 1] as number;
           freq[at] = freq[at - 1] as number;
@@ -514,15 +528,15 @@ export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: In
         matched[at] = k;
         freq[at] = seen[p + 1] ?? 0;
       }
-      if (matched === undefined || freq === undefined) return NO_MATCH;
+      if (count === 0) return NO_MATCH;
       const norm = K1 * (1 - B + (B * (lengths[i] ?? 0)) / (avgLength || 1));
       // Summed in query-term order, so the rounding never depends on the order words were met.
       let score = 0;
-      for (let m = 0; m < matched.length; m++) {
+      for (let m = 0; m < count; m++) {
         const f = freq[m] ?? 0;
         score += ((idf[matched[m] ?? 0] ?? 0) * (f * (K1 + 1))) / (f + norm);
       }
-      return { score: Math.round(score * 1e6) / 1e6, matched };
+      return { score: Math.round(score * 1e6) / 1e6, matched: exactCopy(matched, count) };
     }),
   );
 }

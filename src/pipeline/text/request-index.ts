@@ -6,6 +6,7 @@ import { RecentCache } from "./recent";
 import {
   asciiWordTerm,
   bm25Scores,
+  exactCopy,
   type MemoryTerms,
   type RelevanceQuery,
   relevanceQuery,
@@ -46,6 +47,9 @@ export class RequestIndex {
   /** The word ids of the query's own terms (`relevance()`), interned when first needed. */
   private queryIds: Int32Array | undefined;
   private scanner: TermScanner | undefined;
+  /** `termsIn`: the query's own terms in each whole text, as `[term, frequency]` pairs (null: none). */
+  private readonly wholeTerms = new Map<string, readonly number[] | null>();
+  private lastSub: { terms: readonly string[]; map: Int32Array | true | undefined } | undefined;
   private readonly counts = new Map<string, number>();
   private base: Tokenizer | undefined;
   private counting: Tokenizer | undefined;
@@ -89,7 +93,7 @@ export class RequestIndex {
     language: RelevanceQuery["language"],
   ): SentenceScore[][] {
     const own = this.relevance();
-    const map = own.language === language ? subListMap(own.terms, terms) : undefined;
+    const map = this.subList(terms, language);
     if (map === undefined) {
       return scoreSentences(
         texts.map((text) => ({ text, sentences: this.spans(text) })),
@@ -120,6 +124,54 @@ export class RequestIndex {
       memories[m] = e.terms;
     }
     return bm25Scores(memories, terms.length, map === true ? undefined : map);
+  }
+
+  /**
+   * The indexes of `terms` (ascending, distinct) that `text` holds anywhere, the whole text read as one document:
+   * the `matched` of `scoreSentences` of it as one sentence (the sufficiency certificate, the answer slot). When
+   * `terms` is a sub-list of the query's own terms in its language, from the query's own scanner (the hits of a
+   * sub-list are the hits of the whole list restricted to it), remembered per text for the request (not in the
+   * shared facts: these are mostly clipped texts, new strings): no scanner per call, no BM25, no score objects.
+   * Otherwise scored afresh.
+   */
+  termsIn(text: string, terms: readonly string[], language: RelevanceQuery["language"]): readonly number[] {
+    const whole = [{ start: 0, end: text.length }];
+    const map = this.subList(terms, language);
+    if (map === undefined)
+      return scoreSentences([{ text, sentences: whole }], terms, language)[0]?.[0]?.matched ?? [];
+    let pairs = this.wholeTerms.get(text);
+    if (pairs === undefined) {
+      const own = this.relevance();
+      this.scanner ??= termScanner(own.terms, own.language);
+      pairs = this.scanner({ text, sentences: whole }).found[0] ?? null;
+      this.wholeTerms.set(text, pairs);
+    }
+    if (pairs === null) return NO_TERMS;
+    // Ascending, by insertion into a scratch list (`count` long) copied out at its exact size.
+    const found = PAIR_SCRATCH;
+    let count = 0;
+    for (let p = 0; p < pairs.length; p += 2) {
+      const k = map === true ? (pairs[p] as number) : (map[pairs[p] as number] as number);
+      if (k < 0) continue;
+      let at = count++;
+      while (at > 0 && (found[at - 1] as number) > k) {
+        found[at] = found[at - 1] as number;
+        at--;
+      }
+      found[at] = k;
+    }
+    return count === 0 ? NO_TERMS : exactCopy(found, count);
+  }
+
+  /** `subListMap(query's own terms, terms)` when `language` is the query's, remembered for the last `terms` list. */
+  private subList(
+    terms: readonly string[],
+    language: RelevanceQuery["language"],
+  ): Int32Array | true | undefined {
+    const own = this.relevance();
+    if (own.language !== language) return undefined;
+    if (this.lastSub?.terms !== terms) this.lastSub = { terms, map: subListMap(own.terms, terms) };
+    return this.lastSub.map;
   }
 
   /** The terms of `text`'s sentences as word ids, for `language` (shared across requests, see `TextTerms`). */
@@ -184,6 +236,27 @@ export class RequestIndex {
       },
     };
     return this.counting;
+  }
+
+  /**
+   * The speaker of a turn ("Maya: …"), lower-cased, and the first word of it ("" without one): the rank stage's
+   * entity signal, read once per text.
+   */
+  speaker(text: string): Speaker {
+    const facts = this.entry(text).facts;
+    if (facts.speaker === undefined) {
+      // Copies (`detached`): the facts are shared across requests and must not keep this request's text alive.
+      const speaker = detached(SPEAKER.exec(text)?.[1]?.toLowerCase() ?? "");
+      facts.speaker = { speaker, first: detached(speaker.split(/\s+/)[0] ?? "") };
+    }
+    return facts.speaker;
+  }
+
+  /** Whether `text` is plain ASCII (every code unit below 128), read once per text. */
+  isAscii(text: string): boolean {
+    const facts = this.entry(text).facts;
+    facts.ascii ??= isAscii(text);
+    return facts.ascii;
   }
 
   /** How many distinct words the word sets built so far hold (every word id is below it). */
@@ -352,8 +425,10 @@ function queryHits(terms: TextTerms, queryIds: Int32Array): MemoryTerms {
   const { lengths, bounds, ids } = terms;
   const n = lengths.length;
   const found: Array<number[] | null> = new Array(n);
+  // Each sentence's pairs collected in a scratch list (`count` long), copied out at their exact size.
+  const pairs = PAIR_SCRATCH;
   for (let s = 0; s < n; s++) {
-    let pairs: number[] | null = null;
+    let count = 0;
     const end = bounds[s + 1] ?? 0;
     for (let x = bounds[s] ?? 0; x < end; x++) {
       const id = ids[x] as number;
@@ -361,16 +436,21 @@ function queryHits(terms: TextTerms, queryIds: Int32Array): MemoryTerms {
       let k = queryIds.length - 1;
       while (k >= 0 && queryIds[k] !== id) k--;
       if (k < 0) continue;
-      pairs ??= [];
       let p = 0;
-      while (p < pairs.length && pairs[p] !== k) p += 2;
-      if (p < pairs.length) pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
-      else pairs.push(k, 1);
+      while (p < count && pairs[p] !== k) p += 2;
+      if (p < count) pairs[p + 1] = (pairs[p + 1] ?? 0) + 1;
+      else {
+        pairs[count++] = k;
+        pairs[count++] = 1;
+      }
     }
-    found[s] = pairs;
+    found[s] = count === 0 ? null : exactCopy(pairs, count);
   }
   return { lengths, found };
 }
+
+/** `queryHits`' pairs of the sentence being read (it is synchronous and never re-entered). */
+const PAIR_SCRATCH: number[] = [];
 
 /** Each language's term id (+1; 0: not known yet) of every ASCII word id, for the word table's current generation. */
 const TERM_OF_WORD: Partial<Record<StopLanguage, Int32Array>> = {};
@@ -464,11 +544,22 @@ function growSeen(id: number): void {
   WORD_TABLE.seen = grown;
 }
 
+/** A turn's speaker as `RequestIndex.speaker` reads it. */
+export interface Speaker {
+  /** The text before `: ` at its start (at most 40 characters, no line break), lower-cased; "" without one. */
+  speaker: string;
+  /** Its first word (split at whitespace). */
+  first: string;
+}
+const SPEAKER = /^([^:\n]{1,40}):\s/;
+
 /** What one request knows of a text: the shared facts, and what depends on the request (query, tokenizer). */
 interface IndexedText {
   facts: TextFacts;
   terms?: MemoryTerms;
 }
+
+const NO_TERMS: readonly number[] = Object.freeze([]);
 
 /**
  * What is known of a text whatever the request: its sentence spans, its sentences' answer fits per answer type
@@ -489,6 +580,8 @@ interface TextFacts {
   terms?: Partial<Record<StopLanguage, TextTerms>>;
   /** Whether a request scanned it for query terms (the next one keeps its terms). */
   scanned?: boolean;
+  speaker?: Speaker;
+  ascii?: boolean;
 }
 
 /** Texts longer than this are not shared (a hostile long memory never stays in the cache). */
