@@ -20,7 +20,7 @@ function names(res: request.Response): string[] {
 
 const SECURE = apiSecurityHeaderList().set.map(([name]) => name);
 
-describe("the head of /v1/retrieve's answers", () => {
+describe("the head of the hot answers", () => {
   let h: Harness;
   beforeEach(async () => {
     h = await makeHarness({ env: { MEMGATE_KEY_RATE_LIMIT: "1000/60" } });
@@ -65,6 +65,30 @@ describe("the head of /v1/retrieve's answers", () => {
       "Content-Type",
       "Content-Length",
     ]);
+  });
+
+  test("a drop-in door's search (POST /memory/query): the edge's, the limit's, the door's, then type and length", async () => {
+    h.openmemory.acme?.setUser("u-1", [
+      makeCandidate({ id: "f1", content: "Ana likes flat whites.", score: 0.9 }),
+    ]);
+    for (let i = 0; i < 2; i++) {
+      const res = await request(h.app)
+        .post("/memory/query")
+        .set("x-api-key", KEYS.acmeChat)
+        .send({ query: "what coffee does Ana like?", user_id: "u-1", k: 3 });
+      expect(res.status).toBe(200);
+      expect(names(res)).toEqual([
+        ...SECURE,
+        "x-request-id",
+        "RateLimit-Policy",
+        "RateLimit",
+        "x-memgate-policy",
+        "x-memgate-cache",
+        "x-memgate-fallback",
+        "Content-Type",
+        "Content-Length",
+      ]);
+    }
   });
 
   test("an Express route keeps the edge's headers set on the response, first", async () => {
