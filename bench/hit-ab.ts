@@ -7,16 +7,18 @@
  * `--rounds` rounds of autocannon (bench/gateway/load.ts, 32 connections, closed loop) on the same hit, the four
  * targets interleaved and their order reversed every other round. Per target and round: the serving process's CPU
  * (/proc, user + system) per answer. Prints each round's ratio this / other, their median, and the whole run's.
- * Before the rounds, the two builds' hit answers are compared: status, header names and values (but the request id
- * and the rate limit's counters), and the body but `queryTime`: a difference is printed (the A/B is then of two
- * different answers).
+ * Before the rounds, the two builds' hit answers are compared: status, header names and values (but the request
+ * id, the rate limit's counters, the date and the length), and the body but `queryTime`: a difference is printed
+ * (the A/B is then of two different answers).
  *
  *   npx tsx bench/hit-ab.ts --baseline=DIR [--rounds=10] [--seconds=1.5] [--only=local,redis] [--profile]
- *                           [--env=NAME=value,…]
+ *                           [--env=NAME=value,…] [--this-env=NAME=value,…]
  *
  * DIR holds the other build's bin/ and a built dist/ (e.g. `git archive <commit> | tar -x -C DIR` then
  * `npx tsc -p tsconfig.build.json`, node_modules linked; or a copy of dist/ made before a change, with bin/,
  * policies/ and package.json beside it). Run `npx tsc -p tsconfig.build.json` here first: no build is made.
+ * `--env` adds environment to all four gateways, `--this-env` to this build's only (e.g. the same build as the
+ * baseline with `--this-env=NODE_OPTIONS=--max-semi-space-size=32`: a runtime flag A/B).
  * `--profile` runs every gateway under `node --cpu-prof` and prints each one's top self-time functions and packages
  * (the profiles cover their whole life: the warm-up and every round of their own target).
  */
@@ -41,6 +43,18 @@ const SECONDS = ARGS.seconds.max;
 const WARMUP_S = 0.5;
 const CONNECTIONS = 32;
 const KINDS = (ARGS.only ?? ["local", "redis"]).filter((k): k is Kind => k === "local" || k === "redis");
+/** `--this-env=NAME=value,…`: environment for this build's gateways only. */
+const THIS_ENV = Object.fromEntries(
+  (ARGS.flag("this-env") === undefined
+    ? []
+    : (process.argv
+        .find((a) => a.startsWith("--this-env="))
+        ?.slice("--this-env=".length)
+        .split(",") ?? [])
+  )
+    .filter((kv) => kv.includes("="))
+    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+) as Record<string, string>;
 const BODY = JSON.stringify({
   userId: "bench-user",
   sessionId: "s-1",
@@ -75,7 +89,8 @@ async function hitAnswer(url: string): Promise<{ status: number; headers: string
     );
   json.metadata.queryTime = 0;
   const headers = [...last.headers.entries()]
-    .filter(([k]) => !["x-request-id", "ratelimit", "date"].includes(k))
+    // Per request: the id, the limit's counters, the date, and the length (the query time's digits).
+    .filter(([k]) => !["x-request-id", "ratelimit", "date", "content-length"].includes(k))
     .map(([k, v]) => `${k}: ${v}`);
   return { status: last.status, headers, body: JSON.stringify(json) };
 }
@@ -120,7 +135,10 @@ async function main(): Promise<void> {
           ...(kind === "redis" ? { redisUrl: redis.url } : {}),
           ...(profDir === undefined ? {} : { cpuProfDir: profDir }),
           // Entries of its own: neither build reads the other's.
-          env: { ...ARGS.gatewayEnv, ...(build === "base" ? { MEMGATE_REDIS_PREFIX: "hitab-base:" } : {}) },
+          env: {
+            ...ARGS.gatewayEnv,
+            ...(build === "base" ? { MEMGATE_REDIS_PREFIX: "hitab-base:" } : THIS_ENV),
+          },
         }),
       );
     }
