@@ -147,7 +147,8 @@ export function abortOnClose(res: ServerResponse): AbortSignal {
 export function closeSignal(res: ServerResponse): () => AbortSignal {
   let controller: AbortController | undefined;
   let gone = false;
-  res.once("close", () => {
+  res.on("close", () => {
+    // (`on`: a response closes once; see src/telemetry/http-server.ts)
     if (res.writableFinished) return;
     gone = true;
     controller?.abort();
