@@ -11,29 +11,18 @@ import { apiSecurityHeaderList } from "./security-headers";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/**
- * Takes the caller's `x-request-id` when it is safe to echo, else makes one; sets it on the response, and runs the
- * rest of the request in its context so every log line written meanwhile carries it (src/telemetry/log-context.ts).
- */
-export function requestId(): Middleware {
-  ensureRequestContext();
-  return function requestId(req, res, next) {
-    const id = requestIdOf(req);
-    localsOf(res).requestId = id;
-    res.setHeader("x-request-id", id);
-    runWithRequestId(id, next);
-  };
-}
-
+/** The caller's `x-request-id` when it is safe to echo, else a new one. */
 function requestIdOf(req: IncomingMessage): string {
   const incoming = headerOf(req, "x-request-id");
   return incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 /**
- * The edge's `securityHeaders()` (./security-headers.ts) then `requestId()`, with their headers set aside for the
- * answer (./head.ts) instead of set on the response: a route that writes its head at once writes them with its own
- * (`HotRoute.headOnce`); every other answer, and every error, gets them set first (`flushHead`), as before.
+ * The edge's secure headers (helmet's, as `securityHeaders()` sets them: ./security-headers.ts) and request id (the
+ * caller's `x-request-id` when it is safe to echo, else a new one), with the rest of the request run in the id's
+ * context so every log line written meanwhile carries it (src/telemetry/log-context.ts). The headers are set aside
+ * for the answer (./head.ts) instead of set on the response: a route that writes its head at once writes them with
+ * its own (`HotRoute.headOnce`); every other answer, and every error, gets them set first (`flushHead`).
  */
 export function edgeHead(): Middleware {
   ensureRequestContext();

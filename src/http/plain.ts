@@ -12,7 +12,7 @@ import { flushHead, type PendingHead, writeHeadOnce } from "./head";
 
 /** What a request carries from one step to the next (Express's `res.locals`, made here when Express is not used). */
 export interface RequestLocals {
-  /** The request id (`requestId()`, src/http/middleware.ts). */
+  /** The request id (`edgeHead()`, src/http/middleware.ts). */
   requestId?: string;
   /** The caller, set by authentication (src/http/auth.ts). */
   principal?: Principal;
