@@ -2,7 +2,11 @@
  * Reads a V8 `.cpuprofile` (`node --cpu-prof`) and prints where the time went: the functions with the most self
  * time, and self time by package (each `node_modules/<pkg>`, memgate's own `dist/<folder>`, Node internals, GC).
  *
- *   npx tsx bench/lib/cpuprofile.ts <file.cpuprofile> [--top=30]
+ *   npx tsx bench/lib/cpuprofile.ts <file.cpuprofile> [--top=30] [--inclusive[=REGEX]] [--from=SECONDS]
+ *
+ * `--inclusive` prints, instead, the busy time spent in each function *and what it called* (each sample counted once
+ * per function on its stack; only functions whose `name where` matches REGEX, when given): where a request's time
+ * goes by step (`sendBody`, `finish`, `traceRetrieval`, …). `--from` leaves out the profile's first seconds (start-up).
  *
  * The gateway bench runs it on the gateway's profile with `--profile` (bench/gateway.bench.ts).
  */
@@ -18,6 +22,7 @@ interface CallFrame {
 interface ProfileNode {
   id: number;
   callFrame: CallFrame;
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -114,12 +119,66 @@ export function readProfile(file: string): CpuProfile {
   return JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
 }
 
+/**
+ * Busy time by function including its callees (a sample counts once for every distinct function on its stack),
+ * after the first `fromSeconds` of the profile, as shares of the busy time after it.
+ */
+export function inclusiveTimes(
+  profile: CpuProfile,
+  fromSeconds = 0,
+): { busyUs: number; functions: Array<{ key: string; us: number }> } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inclusive = new Map<string, number>();
+  let busyUs = 0;
+  let t = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    t += dt;
+    const leaf = byId.get(profile.samples[i] ?? -1);
+    if (t < fromSeconds * 1e6 || leaf === undefined || leaf.callFrame.functionName === "(idle)") continue;
+    busyUs += dt;
+    const seen = new Set<string>();
+    for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id)) {
+      const { functionName, url, lineNumber } = (byId.get(id) as ProfileNode).callFrame;
+      seen.add(`${functionName === "" ? "(anonymous)" : functionName} ${shortWhere(url, lineNumber)}`);
+    }
+    for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + dt);
+  }
+  const functions = [...inclusive.entries()].map(([key, us]) => ({ key, us })).sort((a, b) => b.us - a.us);
+  return { busyUs, functions };
+}
+
 if (require.main === module) {
-  const file = process.argv.slice(2).find((a) => !a.startsWith("--"));
-  const top = Number(process.argv.find((a) => a.startsWith("--top="))?.split("=")[1] ?? 30);
+  const args = process.argv.slice(2);
+  const file = args.find((a) => !a.startsWith("--"));
+  const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  const top = Number(flag("top")?.split("=")[1] ?? 30);
   if (file === undefined) {
-    console.error("usage: npx tsx bench/lib/cpuprofile.ts <file.cpuprofile> [--top=30]");
+    console.error(
+      "usage: npx tsx bench/lib/cpuprofile.ts <file.cpuprofile> [--top=30] [--inclusive[=REGEX]] [--from=SECONDS]",
+    );
     process.exit(2);
   }
-  console.log(describeProfile(summarizeProfile(readProfile(file)), top));
+  const inclusive = flag("inclusive");
+  if (inclusive === undefined) console.log(describeProfile(summarizeProfile(readProfile(file)), top));
+  else {
+    const pattern = inclusive.includes("=")
+      ? new RegExp(inclusive.slice(inclusive.indexOf("=") + 1))
+      : undefined;
+    const from = Number(flag("from")?.split("=")[1] ?? 0);
+    const { busyUs, functions } = inclusiveTimes(readProfile(file), from);
+    console.log(`busy ${int(busyUs / 1000)} ms after the first ${from} s (shares below are of it)\n`);
+    console.log(
+      table(
+        ["ms", "share", "function and its callees"],
+        functions
+          .filter((f) => pattern === undefined || pattern.test(f.key))
+          .slice(0, top)
+          .map((f) => [int(f.us / 1000), `${((100 * f.us) / Math.max(1, busyUs)).toFixed(1)}%`, f.key]),
+        ["right", "right", "left"],
+      ),
+    );
+  }
 }

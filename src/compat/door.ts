@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { principalOf } from "../http/auth";
+import { setAnswerHeader } from "../http/head";
 import { refusalProblem, sendUpstream } from "../http/outcome";
 import { abortOnClose, headerOf, sendJson } from "../http/plain";
 import type { Logger } from "../logging/logger";
@@ -69,7 +70,7 @@ export async function serveRetrieval(
     case "fallback": {
       const { payload } = outcome;
       markPayload(res, payload);
-      res.setHeader(FALLBACK_HEADER, `${outcome.code}; action=${outcome.action}`);
+      setAnswerHeader(res, FALLBACK_HEADER, `${outcome.code}; action=${outcome.action}`);
       deps.logger.warn(
         {
           backend: payload.metadata.backend,
@@ -123,7 +124,7 @@ function sendRendered(
       },
       "drop-in door rendering failed: answered its fallback",
     );
-    res.setHeader(FALLBACK_HEADER, RENDER_FALLBACK);
+    setAnswerHeader(res, FALLBACK_HEADER, RENDER_FALLBACK);
     text = JSON.stringify(ctx.render.empty());
   }
   sendJson(res, 200, text);
@@ -131,8 +132,8 @@ function sendRendered(
 
 function markPayload(res: ServerResponse, payload: RetrievalPayload): void {
   const { policy, cache } = payload.metadata;
-  res.setHeader(POLICY_HEADER, `${policy.name}@${policy.version}`);
-  res.setHeader(CACHE_HEADER, cache);
+  setAnswerHeader(res, POLICY_HEADER, `${policy.name}@${policy.version}`);
+  setAnswerHeader(res, CACHE_HEADER, cache);
 }
 
 export { isRecord } from "../backends/json";

@@ -29,8 +29,9 @@ import { type MetricsEndpoint, metricsRoute } from "../telemetry/metrics-endpoin
 import type { TenantDirectory } from "../tenants/types";
 import { canonicalizePath } from "./canonical-path";
 import { HttpProblem } from "./errors";
-import { type HotRoute, hotRouteOf, hotRouteTable } from "./hot";
-import { answerError, errorHandler, notFound, requestId } from "./middleware";
+import { flushHead } from "./head";
+import { type HotHandler, type HotRoute, hotRouteOf, hotRouteTable } from "./hot";
+import { answerError, edgeHead, errorHandler, notFound } from "./middleware";
 import { openApiRoute } from "./openapi/route";
 import { localsOf, type Middleware, requestPath, runSteps } from "./plain";
 import type { KeyLimits } from "./rate-limit";
@@ -38,7 +39,6 @@ import { disclosureRoutes } from "./routes/disclosure";
 import { opsRoutes, type Readiness } from "./routes/ops";
 import { type PlaygroundConfig, playgroundRoutes } from "./routes/playground";
 import { retrieveRoute } from "./routes/retrieve";
-import { securityHeaders } from "./security-headers";
 
 /** Everything the HTTP layer needs, wired once (src/server/services.ts) or by a test with fakes. */
 export interface AppServices {
@@ -124,13 +124,16 @@ export function createApp(services: AppServices): RequestListener {
   const { logger } = services;
   const edge: readonly Middleware[] = [
     httpServerTelemetry(), // the HTTP server span and http.server.request.duration (src/telemetry)
-    securityHeaders(), // helmet: nosniff, no framing, strict CSP, … on every answer
-    requestId(),
+    // helmet's headers (nosniff, no framing, strict CSP, …) and the request id on every answer: set aside for the
+    // hot answers that write their head at once (./head.ts), set on the response for every other one.
+    edgeHead(),
     accessLog(logger),
     canonicalizePath(), // one canonical path before any routing: no alias of a shaped route reaches the proxy
     refuseWhenShuttingDown(services.lifecycle),
   ];
-  const hot = hotRouteTable(hotRoutes(services));
+  const hotList = hotRoutes(services);
+  const hot = hotRouteTable(hotList);
+  const headOnce: ReadonlySet<HotHandler> = new Set(hotList.filter((r) => r.headOnce).map((r) => r.handle));
   const routes = expressRoutes(services);
   return function memgate(req, res) {
     const failed = (err: unknown) => {
@@ -148,6 +151,7 @@ export function createApp(services: AppServices): RequestListener {
       edge,
       () => {
         const handle = hotRouteOf(hot, req);
+        if (handle === undefined || !headOnce.has(handle)) flushHead(res);
         if (handle === undefined) routes(req, res);
         else handle(req, res).catch(failed);
       },

@@ -20,6 +20,12 @@ export interface HotRoute {
   /** The route's path, lower case: also its template in the HTTP span, the duration metric and the access log. */
   path: string;
   handle: HotHandler;
+  /**
+   * Every answer of the route goes through `sendBody` (./plain.ts) or `answerError` (./middleware.ts), and its own
+   * headers through `setAnswerHeader` (./head.ts): the edge's headers are left set aside for it, and its head is
+   * written at once. Without it they are set on the response before the route runs.
+   */
+  headOnce?: boolean;
 }
 
 /** What a guarded route's own work receives. */
@@ -35,13 +41,14 @@ export interface Guarded {
  */
 export function guardedRoute(
   deps: { tenants: TenantDirectory; keyLimits?: KeyLimits | undefined },
-  route: { path: string; scope: Scope; bodyLimit: string },
+  route: { path: string; scope: Scope; bodyLimit: string; headOnce?: boolean },
   handle: (req: IncomingMessage, res: ServerResponse, guarded: Guarded) => Promise<void>,
 ): HotRoute {
   const readBody = jsonBodyReader(route.bodyLimit);
   return {
     method: "POST",
     path: route.path,
+    ...(route.headOnce === true ? { headOnce: true } : {}),
     async handle(req, res) {
       const locals = localsOf(res);
       locals.httpRoute = route.path;

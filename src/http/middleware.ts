@@ -5,21 +5,36 @@ import typeis from "type-is";
 import type { Logger } from "../logging/logger";
 import { ensureRequestContext, runWithRequestId } from "../telemetry/log-context";
 import { type ErrorCode, HttpProblem, PROBLEM_CONTENT_TYPE, toProblem } from "./errors";
+import { flushHead, type HeaderPairs } from "./head";
 import { headerOf, localsOf, type Middleware, sendText } from "./plain";
+import { apiSecurityHeaderList } from "./security-headers";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The caller's `x-request-id` when it is safe to echo, else a new one. */
+function requestIdOf(req: IncomingMessage): string {
+  const incoming = headerOf(req, "x-request-id");
+  return incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
 /**
- * Takes the caller's `x-request-id` when it is safe to echo, else makes one; sets it on the response, and runs the
- * rest of the request in its context so every log line written meanwhile carries it (src/telemetry/log-context.ts).
+ * The edge's secure headers (helmet's, as `securityHeaders()` sets them: ./security-headers.ts) and request id (the
+ * caller's `x-request-id` when it is safe to echo, else a new one), with the rest of the request run in the id's
+ * context so every log line written meanwhile carries it (src/telemetry/log-context.ts). The headers are set aside
+ * for the answer (./head.ts) instead of set on the response: a route that writes its head at once writes them with
+ * its own (`HotRoute.headOnce`); every other answer, and every error, gets them set first (`flushHead`).
  */
-export function requestId(): Middleware {
+export function edgeHead(): Middleware {
   ensureRequestContext();
-  return function requestId(req, res, next) {
-    const incoming = headerOf(req, "x-request-id");
-    const id = incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    localsOf(res).requestId = id;
-    res.setHeader("x-request-id", id);
+  const { removed, set } = apiSecurityHeaderList();
+  const secure: HeaderPairs = set.flatMap(([name, value]) => [name, value]);
+  return function edgeHead(req, res, next) {
+    const id = requestIdOf(req);
+    const locals = localsOf(res);
+    locals.requestId = id;
+    const pairs = secure.slice();
+    pairs.push("x-request-id", id);
+    locals.head = { removed, pairs, routeStart: pairs.length };
     runWithRequestId(id, next);
   };
 }
@@ -265,6 +280,7 @@ export function answerError(err: unknown, req: IncomingMessage, res: ServerRespo
     if (!res.writableEnded) res.destroy(err instanceof Error ? err : undefined);
     return;
   }
+  flushHead(res); // the edge's headers first, as every answer has them
   // Refused before its body was read (401, 403, 413, …): close the connection rather than let Node read and
   // discard whatever the client is still uploading.
   const announced =

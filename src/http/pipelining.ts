@@ -29,7 +29,8 @@ export function limitPipelining(listener: RequestListener, max: number, logger: 
       return;
     }
     socket[IN_FLIGHT] = inFlight;
-    res.once("close", () => {
+    res.on("close", () => {
+      // (`on`: a response closes once; see src/telemetry/http-server.ts)
       socket[IN_FLIGHT] = (socket[IN_FLIGHT] ?? 1) - 1;
     });
     listener(req, res);

@@ -8,10 +8,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import parseurl from "parseurl";
 import type { Principal } from "../tenants/types";
+import { flushHead, type PendingHead, writeHeadOnce } from "./head";
 
 /** What a request carries from one step to the next (Express's `res.locals`, made here when Express is not used). */
 export interface RequestLocals {
-  /** The request id (`requestId()`, src/http/middleware.ts). */
+  /** The request id (`edgeHead()`, src/http/middleware.ts). */
   requestId?: string;
   /** The caller, set by authentication (src/http/auth.ts). */
   principal?: Principal;
@@ -20,6 +21,8 @@ export interface RequestLocals {
    * routes served before Express): src/telemetry/http-server.ts.
    */
   httpRoute?: string;
+  /** The edge's headers and the route's, set aside until the answer writes its head (./head.ts). */
+  head?: PendingHead | undefined;
 }
 
 declare global {
@@ -80,7 +83,8 @@ export function runSteps(
  * Sends a body as Express's `res.send` does: `Content-Type` (a text gets `charset=utf-8` added when its type has
  * none; a Buffer without a type is `application/octet-stream`), `Content-Length`, no body for HEAD, and neither
  * body nor those headers for 204 and 304. Unlike `res.send`, a long text is not copied into a Buffer first: Node
- * encodes it as it writes.
+ * encodes it as it writes. The headers set aside for the answer (./head.ts) are written first: with its own
+ * `Content-Type` and `Content-Length` in one `writeHead` when it may, else set on the response.
  */
 export function sendBody(
   res: ServerResponse,
@@ -90,6 +94,7 @@ export function sendBody(
 ): void {
   res.statusCode = status;
   if (status === 204 || status === 304) {
+    flushHead(res);
     res.removeHeader("Content-Type");
     res.removeHeader("Content-Length");
     res.removeHeader("Transfer-Encoding");
@@ -98,9 +103,14 @@ export function sendBody(
   }
   if (typeof body === "string") {
     const type = contentType ?? "text/plain";
-    res.setHeader("Content-Type", /;\s*charset=/i.test(type) ? type : `${type}; charset=utf-8`);
-    res.setHeader("Content-Length", Buffer.byteLength(body, "utf8"));
-  } else {
+    const value = /;\s*charset=/i.test(type) ? type : `${type}; charset=utf-8`;
+    const length = Buffer.byteLength(body, "utf8");
+    if (!writeHeadOnce(res, status, value, length)) {
+      res.setHeader("Content-Type", value);
+      res.setHeader("Content-Length", length);
+    }
+  } else if (contentType === undefined || !writeHeadOnce(res, status, contentType, body.length)) {
+    flushHead(res);
     if (contentType !== undefined) res.setHeader("Content-Type", contentType);
     else if (!res.hasHeader("Content-Type")) res.setHeader("Content-Type", "application/octet-stream");
     res.setHeader("Content-Length", body.length);
@@ -137,7 +147,8 @@ export function abortOnClose(res: ServerResponse): AbortSignal {
 export function closeSignal(res: ServerResponse): () => AbortSignal {
   let controller: AbortController | undefined;
   let gone = false;
-  res.once("close", () => {
+  res.on("close", () => {
+    // (`on`: a response closes once; see src/telemetry/http-server.ts)
     if (res.writableFinished) return;
     gone = true;
     controller?.abort();

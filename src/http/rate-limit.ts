@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { RateLimiter, RateRule } from "../limits/types";
 import type { Principal } from "../tenants/types";
 import { HttpProblem } from "./errors";
+import { setAnswerHeader } from "./head";
 import { localsOf, type Middleware } from "./plain";
 
 /** The per-API-key limit: a limiter (Redis-backed when a Redis is configured) and the default rule. */
@@ -26,8 +27,8 @@ export async function limitKey(
   const rule = principal.rateLimit ?? limits.defaultRule;
   const decision = await limits.limiter.consume(`${principal.tenant.id}:${principal.keyId}`, rule);
   const resetSeconds = Math.max(0, Math.ceil(decision.resetMs / 1000));
-  res.setHeader("RateLimit-Policy", `"key";q=${rule.points};w=${rule.durationSeconds}`);
-  res.setHeader("RateLimit", `"key";r=${decision.remaining};t=${resetSeconds}`);
+  setAnswerHeader(res, "RateLimit-Policy", `"key";q=${rule.points};w=${rule.durationSeconds}`);
+  setAnswerHeader(res, "RateLimit", `"key";r=${decision.remaining};t=${resetSeconds}`);
   if (decision.allowed) return;
   const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
   throw new HttpProblem(

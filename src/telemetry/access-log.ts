@@ -24,7 +24,8 @@ export function accessLog(logger: Logger): Middleware {
     const active = context.active();
     const spanContext = trace.getSpan(active)?.spanContext();
     const ids = spanContext !== undefined && isSpanContextValid(spanContext) ? spanContext : undefined;
-    res.once("close", () => {
+    res.on("close", () => {
+      // (`on`: a response closes once; see src/telemetry/http-server.ts)
       const status = res.statusCode;
       // Our own 429s are always the caller key's rate limit (a retrieval never answers 429: it falls back).
       if (

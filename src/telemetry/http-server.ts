@@ -217,10 +217,12 @@ export function httpServerTelemetry(): Middleware {
       .startSpan(method, { kind: SpanKind.SERVER, attributes: requestAttributes(req, method, url) }, parent);
     const ctx: Context = trace.setSpan(parent, span);
     let failed: Error | undefined;
-    res.once(errorMonitor, (err: Error) => {
-      failed = err;
+    // `on`, not `once`: a response closes once, and `once` would wrap each listener and take it off again when it
+    // runs (two objects and a listener-array copy per listener per request). The first error is the one kept.
+    res.on(errorMonitor, (err: Error) => {
+      failed ??= err;
     });
-    res.once("close", () => finish(span, req, res, method, started, failed));
+    res.on("close", () => finish(span, req, res, method, started, failed));
     // The rest of the chain runs in the span's context; the request and response emitters are not bound to it
     // (binding both, as the http instrumentation did, cost ~8 % of a hit). The JSON body parser hands the body on in
     // the context it was asked in (raw-body binds its callback to it), also when the body comes after the headers

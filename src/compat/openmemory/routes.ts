@@ -26,6 +26,7 @@ import {
 import type { BackendConfig } from "../../backends/types";
 import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
+import { setAnswerHeader } from "../../http/head";
 import { guardedRoute, type HotRoute } from "../../http/hot";
 import { jsonBody } from "../../http/middleware";
 import { sendJson } from "../../http/plain";
@@ -90,7 +91,8 @@ function targetFor(deps: CompatDeps, principal: Principal): Target {
 
 /** `POST /memory/query`: a hot route (src/http/hot.ts) into the core. */
 export function openMemoryQueryRoute(deps: CompatDeps): HotRoute {
-  const route = { path: "/memory/query", scope: "retrieve", bodyLimit: BODY_LIMIT } as const;
+  // Every answer is `sendJson`/`sendUpstream` or an error: its head is written at once (src/http/head.ts).
+  const route = { path: "/memory/query", scope: "retrieve", bodyLimit: BODY_LIMIT, headOnce: true } as const;
   return guardedRoute(deps, route, async function openMemoryQuery(req, res, { principal, body }) {
     const target = targetFor(deps, principal);
     const parsed = parseQuery(body);
@@ -100,8 +102,9 @@ export function openMemoryQueryRoute(deps: CompatDeps): HotRoute {
     }
     const q = parsed.value;
     const render = (payload: RetrievalPayload) => {
-      if (payload.native?.notes?.includes("tag-fallback")) res.setHeader(TAG_FALLBACK_HEADER, "true");
-      if (payload.native?.notes?.includes("as-of-fallback")) res.setHeader(AS_OF_FALLBACK_HEADER, "true");
+      if (payload.native?.notes?.includes("tag-fallback")) setAnswerHeader(res, TAG_FALLBACK_HEADER, "true");
+      if (payload.native?.notes?.includes("as-of-fallback"))
+        setAnswerHeader(res, AS_OF_FALLBACK_HEADER, "true");
       return queryAnswer(q, payload);
     };
     await serveRetrieval(

@@ -24,6 +24,7 @@ import { refuseDotSegmentId } from "../../backends/upstream-path";
 import { askedLimit, zepExchange } from "../../backends/zep/native";
 import { authenticate, principalOf, requireScope } from "../../http/auth";
 import { HttpProblem } from "../../http/errors";
+import { setAnswerHeader } from "../../http/head";
 import { guardedRoute, type HotRoute } from "../../http/hot";
 import { jsonBody } from "../../http/middleware";
 import { refusalProblem, sendUpstream } from "../../http/outcome";
@@ -63,7 +64,13 @@ function paramsOf(req: Request): Record<string, string> {
 
 /** `POST /api/v2/graph/search` (`graph.search`, every scope): a hot route (src/http/hot.ts) into the core. */
 export function zepSearchRoute(deps: CompatDeps): HotRoute {
-  const route = { path: "/api/v2/graph/search", scope: "retrieve", bodyLimit: SEARCH_BODY_LIMIT } as const;
+  // Every answer is `sendJson`/`sendUpstream` or an error: its head is written at once (src/http/head.ts).
+  const route = {
+    path: "/api/v2/graph/search",
+    scope: "retrieve",
+    bodyLimit: SEARCH_BODY_LIMIT,
+    headOnce: true,
+  } as const;
   return guardedRoute(deps, route, async function zepGraphSearch(req, res, { principal, body }) {
     zepOf(principal);
     if (!isRecord(body)) throw new HttpProblem("VALIDATION_FAILED", "body: must be a JSON object");
@@ -77,7 +84,7 @@ export function zepSearchRoute(deps: CompatDeps): HotRoute {
     const topK = asked?.limit;
     // A limit above Zep's maximum is clamped, and says so (docs/adopting.md#zep).
     if (asked?.clampedFrom !== undefined)
-      res.setHeader(LIMIT_HEADER, `${asked.limit}; asked=${asked.clampedFrom}`);
+      setAnswerHeader(res, LIMIT_HEADER, `${asked.limit}; asked=${asked.clampedFrom}`);
     await serveRetrieval(
       req,
       res,

@@ -3,6 +3,7 @@ import { parseRetrieveBody } from "../../retrieval/request";
 import type { RetrievalService } from "../../retrieval/service";
 import type { TenantDirectory } from "../../tenants/types";
 import { HttpProblem } from "../errors";
+import { setAnswerHeader } from "../head";
 import { guardedRoute, type HotRoute } from "../hot";
 import { refusalProblem, sendUpstream } from "../outcome";
 import { closeSignal, sendJson } from "../plain";
@@ -18,7 +19,8 @@ export function retrieveRoute(deps: {
   retrieval: RetrievalService;
   keyLimits?: KeyLimits;
 }): HotRoute {
-  const route = { path: "/v1/retrieve", scope: "retrieve", bodyLimit: "64kb" } as const;
+  // Every answer is `sendJson`/`sendUpstream` (`sendBody`) or an error (`answerError`): its head is written at once.
+  const route = { path: "/v1/retrieve", scope: "retrieve", bodyLimit: "64kb", headOnce: true } as const;
   return guardedRoute(deps, route, async function retrieve(_req, res, { principal, body: raw }) {
     const parsed = parseRetrieveBody(raw);
     if (!parsed.success) throw new HttpProblem("VALIDATION_FAILED", describeZodError(parsed.error));
@@ -42,7 +44,7 @@ export function retrieveRoute(deps: {
     // Which policy answered (the default, the user's canary, or the one asked for): as the drop-in doors say it.
     if (outcome.kind === "payload" || outcome.kind === "fallback") {
       const { policy } = outcome.payload.metadata;
-      res.setHeader(POLICY_HEADER, `${policy.name}@${policy.version}`);
+      setAnswerHeader(res, POLICY_HEADER, `${policy.name}@${policy.version}`);
     }
     switch (outcome.kind) {
       case "payload":
