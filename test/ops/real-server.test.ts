@@ -125,13 +125,15 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
     stderr = gateway.stderr;
 
     // As a load balancer would: traffic once /readyz says ready (Redis connected: a request before that is answered
-    // with the cache bypassed, which a slow boot on a loaded machine shows).
-    const until = Date.now() + 15_000;
+    // with the cache bypassed, which a slow boot on a loaded machine shows: give it 40 s, then say so).
+    const until = Date.now() + 40_000;
+    let readiness = "";
     for (;;) {
-      const probe = (await (await fetch(`${base}/readyz`)).json()) as { status: string };
-      if (probe.status === "ready" || Date.now() > until) break;
+      readiness = ((await (await fetch(`${base}/readyz`)).json()) as { status: string }).status;
+      if (readiness === "ready" || Date.now() > until) break;
       await new Promise((r) => setTimeout(r, 250));
     }
+    expect(readiness).toBe("ready");
 
     // A miss, then a hit; a user the store has no memories for; the caller-side fallbacks.
     expect((await answered(KEYS.acme, { userId: "ana", query: "what do I order?" })).metadata.cache).toBe(
@@ -169,7 +171,7 @@ describe("memgate serve: GET /metrics resolves every dashboard and alert express
     scrapeLog = { lines: logLines(stdout().slice(before.out)), stderr: stderr().slice(before.err) };
     families = parsePrometheusText(scrape);
     series = indexSeries(families);
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
     if (child?.exitCode === null) child.kill("SIGKILL");
