@@ -10,33 +10,43 @@
  * count as a name.
  */
 
-const SPEAKER = /^[^:\n]{1,40}:\s+/;
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-const CAPITALIZED = /^\p{Lu}\p{Ll}/u;
+/** `Speaker: ` at the start of a memory's first sentence (sticky: read where a sentence starts, nothing allocated). */
+const SPEAKER = /[^:\n]{1,40}:\s+/y;
+/** The first letter, mark or digit: where the first word starts. */
+const WORD_START = /[\p{L}\p{M}\p{N}]/gu;
+/**
+ * The words that can be a specific, whole (no letter, mark or digit before them): a capitalized word (an upper-case
+ * letter, then a lower-case one) or a word holding a digit. Every other word is read over by the regex engine.
+ */
+const CANDIDATE =
+  /(?<![\p{L}\p{M}\p{N}])(?:\p{Lu}\p{Ll}[\p{L}\p{M}\p{N}]*|[\p{L}\p{M}\p{N}]*\p{Nd}[\p{L}\p{M}\p{N}]*)/gu;
 const DIGIT = /\p{Nd}/u;
 /** A title in double quotes or guillemets (never apostrophes: "she's … Zain's" is no title). */
 const QUOTED = /["“„«»]\s?(\p{L}[^"“”„«»]{1,60}?)\s?["”“»«]/u;
-/** A word's key for "is it in the question": its first four code points, lower-cased. */
-const keyOf = (word: string): string => word.toLowerCase().slice(0, 4);
+/** A word's key for "is it in the question": its first four code units, lower-cased. */
+const keyOf = (word: string): string => word.slice(0, 4).toLowerCase();
 
 /** The question's word keys (`keyOf` of each word), for `holdsNewSpecific`. */
 export function questionKeys(query: string): Set<string> {
   const keys = new Set<string>();
-  for (const m of query.normalize("NFKC").matchAll(WORD)) keys.add(keyOf(m[0]));
+  for (const m of query.normalize("NFKC").matchAll(/[\p{L}\p{M}\p{N}]+/gu)) keys.add(keyOf(m[0]));
   return keys;
 }
 
 /** 1 when `sentence` holds a number, quoted title or name not among `keys` (the question's), else 0. */
 export function holdsNewSpecific(sentence: string, keys: ReadonlySet<string>): number {
-  const body = sentence.replace(SPEAKER, "");
+  SPEAKER.lastIndex = 0;
+  const from = SPEAKER.test(sentence) ? SPEAKER.lastIndex : 0;
+  const body = from === 0 ? sentence : sentence.slice(from);
   const quoted = QUOTED.exec(body);
   if (quoted !== null && !keys.has(keyOf(quoted[1] ?? ""))) return 1;
-  const words = body.match(WORD) ?? [];
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i] as string;
-    if (keys.has(keyOf(w))) continue;
-    if (DIGIT.test(w)) return 1;
-    if (i > 0 && w !== "I" && CAPITALIZED.test(w)) return 1;
+  WORD_START.lastIndex = 0;
+  const first = WORD_START.exec(body)?.index ?? -1;
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(body); m !== null; m = CANDIDATE.exec(body)) {
+    const w = m[0];
+    // A word is matched whole, so a capitalized one at the first word's start is the first word.
+    if ((m.index !== first || DIGIT.test(w)) && !keys.has(keyOf(w))) return 1;
   }
   return 0;
 }
