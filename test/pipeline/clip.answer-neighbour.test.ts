@@ -107,12 +107,19 @@ describe("clip.answerNeighbour through the pipeline", () => {
 describe("what counts as holding an answer", () => {
   test("a sentence asking something holds none; 'when' and 'how many' want their own kind only", () => {
     const keys = questionKeys("Where does Karim leave from?");
-    expect(answerValue("Tu pars de Lyon ?", "place", 0.5, keys)).toBe(0);
-    expect(answerValue("Are you going to Paris?", "place", 1, keys)).toBe(0);
+    const value = (sentence: string, type: Parameters<typeof answerValue>[3], fit: number, k = keys) =>
+      answerValue(sentence, 0, sentence.length, type, fit, k);
+    expect(value("Tu pars de Lyon ?", "place", 0.5)).toBe(0);
+    expect(value("Are you going to Paris?", "place", 1)).toBe(0);
+    expect(value('He asked "are you coming?"', "place", 1)).toBe(0);
     // A name the question does not say is no time.
-    expect(answerValue("We met Priya in Lisbon.", "time", 0, questionKeys("When did we meet?"))).toBe(0);
-    expect(answerValue("We met Priya in Lisbon.", "thing", 0, questionKeys("Who did we meet?"))).toBe(0.75);
-    expect(answerValue("We met Priya in Lisbon.", "place", 1, keys)).toBe(1);
+    expect(value("We met Priya in Lisbon.", "time", 0, questionKeys("When did we meet?"))).toBe(0);
+    expect(value("We met Priya in Lisbon.", "thing", 0, questionKeys("Who did we meet?"))).toBe(0.75);
+    expect(value("We met Priya in Lisbon.", "place", 1)).toBe(1);
+    // Read in place: only the sentence's span counts.
+    const turn = "Karim: Did you go? We met Priya in Lisbon.";
+    expect(answerValue(turn, 0, 18, "thing", 0, keys)).toBe(0);
+    expect(answerValue(turn, 19, turn.length, "thing", 0, keys)).toBe(0.75);
   });
 
   test("new specifics: a number, a quoted title, a capitalized word inside the sentence, not the question's", () => {
@@ -123,6 +130,12 @@ describe("what counts as holding an answer", () => {
     expect(holdsNewSpecific("It weighs 27 kilos now.", keys)).toBe(1);
     expect(holdsNewSpecific('she is reading "the long way home" again', keys)).toBe(1);
     expect(holdsNewSpecific("ça s'appelle « la voie », voilà", keys)).toBe(1);
+    // A sentence of a memory, read in place: the label only at the memory's start, nothing past the span.
+    const turn = "Ben: Zain called. Then Noor slept.";
+    expect(holdsNewSpecific(turn, keys, 0, 17)).toBe(0);
+    expect(holdsNewSpecific(turn, keys, 18, turn.length)).toBe(1);
+    // "Yes, Bob." is no label of the sentence after it, and a label running past its sentence is none.
+    expect(holdsNewSpecific("Yes, Bob. Note: later", keys, 0, 9)).toBe(1);
     expect(holdsNewSpecific("I said I would.", keys)).toBe(0);
   });
 });

@@ -152,23 +152,34 @@ const LEADING = 3;
 const WHY: ReadonlyArray<KeptSentence["why"] | undefined> = [undefined, "match", "context", "leading"];
 
 /**
- * `clip.answerNeighbour`: a sentence that asks something ("Tu pars de Lyon ?") holds no answer (0); for a "when"
- * or "how many" question, the kind asked for alone (`fit`: a time, a number); else the kind asked for (1) or, short
- * of it, a name, number or quoted title the question does not say (`SPECIFIC`: text/specifics.ts).
+ * `clip.answerNeighbour`: how much of an answer the sentence `text.slice(start, end)` holds, 0–1. A sentence that
+ * asks something ("Tu pars de Lyon ?") holds none; for a "when" or "how many" question, the kind asked for alone
+ * (`fit`: a time, a number); else the kind asked for (1) or, short of it, a name, number or quoted title the
+ * question does not say (`SPECIFIC`: text/specifics.ts).
  */
 export function answerValue(
-  sentence: string,
+  text: string,
+  start: number,
+  end: number,
   answerType: AnswerType | undefined,
   fit: number,
   questionWords: ReadonlySet<string>,
 ): number {
-  if (ASKS.test(sentence)) return 0;
+  if (asks(text, start, end)) return 0;
   if (answerType === "time" || answerType === "number") return fit;
-  return fit >= 1 ? fit : Math.max(fit, SPECIFIC * holdsNewSpecific(sentence, questionWords));
+  return fit >= 1 ? fit : Math.max(fit, SPECIFIC * holdsNewSpecific(text, questionWords, start, end));
 }
 
-/** A sentence ending in a question mark (closing quotes or brackets after it allowed). */
-const ASKS = /[?？]\s*["'”’»)\]]*$/u;
+/** Closing quotes and brackets that may follow a sentence's question mark. */
+const CLOSERS = `"'”’»)]`;
+
+/** Whether the sentence ends in a question mark (closing quotes or brackets after it allowed). */
+function asks(text: string, start: number, end: number): boolean {
+  let i = end - 1;
+  while (i >= start && (CLOSERS.includes(text.charAt(i)) || text.charCodeAt(i) <= 32)) i--;
+  const c = text.charAt(i);
+  return i >= start && (c === "?" || c === "？");
+}
 
 /**
  * What a name, number or title the question does not say is worth against the kind of answer asked for (1): less,
@@ -332,7 +343,7 @@ export function clipStage(
       extra = answerValues(ownScores, boost, neighbour, (j) => {
         const span = own[j] as SentenceSpan;
         const fit = answerType === undefined ? 0 : index.answerFit(item.content, j, answerType);
-        return answerValue(item.content.slice(span.start, span.end), answerType, fit, questionWords);
+        return answerValue(item.content, span.start, span.end, answerType, fit, questionWords);
       });
     }
     let kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);

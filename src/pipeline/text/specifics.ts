@@ -12,8 +12,9 @@
 
 /** `Speaker: ` at the start of a memory's first sentence (sticky: read where a sentence starts, nothing allocated). */
 const SPEAKER = /[^:\n]{1,40}:\s+/y;
-/** The first letter, mark or digit: where the first word starts. */
-const WORD_START = /[\p{L}\p{M}\p{N}]/gu;
+/** What comes before the first word (sticky: its `lastIndex` is where the first word starts). */
+const NOT_WORD = /[^\p{L}\p{M}\p{N}]*/uy;
+const QUOTE_MARKS = '"“„«»';
 /**
  * The words that can be a specific, whole (no letter, mark or digit before them): a capitalized word (an upper-case
  * letter, then a lower-case one) or a word holding a digit. Every other word is read over by the regex engine.
@@ -33,17 +34,32 @@ export function questionKeys(query: string): Set<string> {
   return keys;
 }
 
-/** 1 when `sentence` holds a number, quoted title or name not among `keys` (the question's), else 0. */
-export function holdsNewSpecific(sentence: string, keys: ReadonlySet<string>): number {
-  SPEAKER.lastIndex = 0;
-  const from = SPEAKER.test(sentence) ? SPEAKER.lastIndex : 0;
-  const body = from === 0 ? sentence : sentence.slice(from);
-  const quoted = QUOTED.exec(body);
-  if (quoted !== null && !keys.has(keyOf(quoted[1] ?? ""))) return 1;
-  WORD_START.lastIndex = 0;
-  const first = WORD_START.exec(body)?.index ?? -1;
-  CANDIDATE.lastIndex = 0;
-  for (let m = CANDIDATE.exec(body); m !== null; m = CANDIDATE.exec(body)) {
+/**
+ * 1 when the sentence `text.slice(start, end)` holds a number, quoted title or name not among `keys` (the
+ * question's), else 0. Read in place (the clip stage passes a memory and a sentence's span): nothing is copied but
+ * the few words that can be a specific.
+ */
+export function holdsNewSpecific(
+  text: string,
+  keys: ReadonlySet<string>,
+  start = 0,
+  end = text.length,
+): number {
+  SPEAKER.lastIndex = start;
+  // A label running past the sentence is none (the sentence alone holds no "Name: ").
+  const from = SPEAKER.test(text) && SPEAKER.lastIndex <= end ? SPEAKER.lastIndex : start;
+  for (let i = from; i < end; i++) {
+    if (QUOTE_MARKS.includes(text.charAt(i))) {
+      const quoted = QUOTED.exec(text.slice(from, end));
+      if (quoted !== null && !keys.has(keyOf(quoted[1] ?? ""))) return 1;
+      break;
+    }
+  }
+  NOT_WORD.lastIndex = from;
+  NOT_WORD.test(text);
+  const first = NOT_WORD.lastIndex;
+  CANDIDATE.lastIndex = from;
+  for (let m = CANDIDATE.exec(text); m !== null && m.index < end; m = CANDIDATE.exec(text)) {
     const w = m[0];
     // A word is matched whole, so a capitalized one at the first word's start is the first word.
     if ((m.index !== first || DIGIT.test(w)) && !keys.has(keyOf(w))) return 1;
