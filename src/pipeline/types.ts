@@ -138,6 +138,11 @@ export interface KeptSentence {
   score: number;
   /** The query terms (as scored: lower-cased, stemmed) the sentence contains. */
   terms?: string[];
+  /**
+   * `clip.answerNeighbour`: what holding an answer (the kind asked for, or a name, number or title the question
+   * does not say) added to `score`.
+   */
+  answer?: number;
 }
 
 export interface TraceChange {

@@ -218,6 +218,19 @@ export const clipSchema = z
     maxTokensPerMemory: int(10, 1000)
       .optional()
       .describe("With relevant: each memory is clipped to at most this many tokens (10–1000)."),
+    /**
+     * With `relevant`: how much a sentence that holds an answer — the kind the question asks for, or a name, number
+     * or quoted title the question does not say — weighs by itself, as a share of the memory's best match, when it
+     * is next to a matching sentence (or nothing in the memory matches); half that further away. Unset: off.
+     */
+    answerNeighbour: z
+      .number()
+      .min(0)
+      .max(2)
+      .optional()
+      .describe(
+        "With relevant: weight (0–2, of the best match's score) of a sentence holding an answer (the kind asked for, or a name, number or title the question does not say) beside a matching sentence. Unset: off.",
+      ),
     /** A memory written `Speaker: text` keeps its `Speaker: ` label when its first sentence is left out. */
     speakerLabel: z
       .boolean()

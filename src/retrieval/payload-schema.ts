@@ -82,6 +82,7 @@ const keptSentenceSchema = z.object({
   why: z.enum(["match", "context", "leading"]),
   score: z.number(),
   terms: z.array(z.string()).optional(),
+  answer: z.number().optional(),
 });
 
 const traceChangeSchema = z.object({

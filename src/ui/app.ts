@@ -435,7 +435,10 @@ function explainChange(stage: StageTrace, change: TraceChange, score: number | u
   if (reason === "truncated_by_budget") return `truncated_by_budget: cut to fit ${d.maxTokens} tokens`;
   if (reason === "clipped" && change.sentences !== undefined) {
     const kept = change.sentences.kept
-      .map((k) => `#${k.sentence} (${k.why}${k.terms?.length ? `: ${k.terms.join(", ")}` : ""})`)
+      .map(
+        (k) =>
+          `#${k.sentence} (${k.why}${k.terms?.length ? `: ${k.terms.join(", ")}` : ""}${k.answer !== undefined ? "; holds an answer" : ""})`,
+      )
       .join(", ");
     return `clipped: kept sentence ${kept} of ${change.sentences.total}`;
   }

@@ -35,6 +35,7 @@ export interface KeptSentence {
   why: "match" | "context" | "leading";
   score: number;
   terms?: string[];
+  answer?: number;
 }
 
 export interface TraceChange {

@@ -19,7 +19,7 @@ async function shipped() {
 describe("the shipped default policy", () => {
   test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency within 450 tokens and 60 % of the backend's top 20", async () => {
     const { policy } = await shipped();
-    expect(policy.version).toBe(6);
+    expect(policy.version).toBe(7);
     expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
     expect(policy.budget).toMatchObject({
       packing: "skip",
@@ -38,6 +38,7 @@ describe("the shipped default policy", () => {
       answerAware: true,
       maxTokensPerMemory: 60,
       speakerLabel: true,
+      answerNeighbour: 0.6,
     });
     expect(policy.sufficiency).toMatchObject({ enabled: true, expand: true });
     expect(policy.tokenizer).toBe("o200k_base");

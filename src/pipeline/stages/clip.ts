@@ -3,6 +3,7 @@ import type { AnswerType } from "../query/analyze";
 import type { SentenceScore } from "../text/relevance";
 import { RequestIndex } from "../text/request-index";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
+import { holdsNewSpecific, questionKeys } from "../text/specifics";
 import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
 export const CLIP_MARKER = "...";
@@ -77,6 +78,8 @@ export function selectSentences(
   scores: readonly SentenceScore[],
   max: number,
   boost?: ArrayLike<number>,
+  /** Added to each sentence's effective score (`clip.answerNeighbour`, see `answerValues`). */
+  extra?: ArrayLike<number>,
 ): KeptSentence[] {
   const n = scores.length;
   // `effectiveScores`, into a buffer shared by every call.
@@ -90,6 +93,9 @@ export function selectSentences(
           (1 + (boost?.[i] ?? 0)) *
           1e6,
       ) / 1e6;
+  if (extra !== undefined)
+    for (let i = 0; i < n; i++)
+      effective[i] = Math.round(((effective[i] ?? 0) + (extra[i] ?? 0)) * 1e6) / 1e6;
   // Why each sentence is kept (0: it is not): chosen by repeated selection of the best remaining one (at most
   // five picks over a memory's sentences, no sorting, nothing allocated per pick).
   if (WHY_SCRATCH.length < n) WHY_SCRATCH = new Uint8Array(Math.max(n, 2 * WHY_SCRATCH.length));
@@ -125,7 +131,11 @@ export function selectSentences(
   const out: KeptSentence[] = [];
   for (let i = 0; i < n; i++) {
     const w = why[i] ?? 0;
-    if (w !== 0) out.push({ sentence: i, why: WHY[w] ?? "leading", score: effective[i] ?? 0 });
+    if (w === 0) continue;
+    const k: KeptSentence = { sentence: i, why: WHY[w] ?? "leading", score: effective[i] ?? 0 };
+    const added = extra?.[i] ?? 0;
+    if (added > 0) k.answer = Math.round(added * 1e6) / 1e6;
+    out.push(k);
   }
   return out;
 }
@@ -140,6 +150,88 @@ const MATCH = 1;
 const CONTEXT = 2;
 const LEADING = 3;
 const WHY: ReadonlyArray<KeptSentence["why"] | undefined> = [undefined, "match", "context", "leading"];
+
+/**
+ * `clip.answerNeighbour`: how much of an answer the sentence `text.slice(start, end)` holds, 0–1. A sentence that
+ * asks something ("Tu pars de Lyon ?") holds none; for a "when" or "how many" question, the kind asked for alone
+ * (`fit`: a time, a number); else the kind asked for (1) or, short of it, a name, number or quoted title the
+ * question does not say (`SPECIFIC`: text/specifics.ts).
+ */
+export function answerValue(
+  text: string,
+  start: number,
+  end: number,
+  answerType: AnswerType | undefined,
+  fit: number,
+  questionWords: ReadonlySet<string>,
+): number {
+  if (asks(text, start, end)) return 0;
+  if (answerType === "time" || answerType === "number") return fit;
+  return fit >= 1 ? fit : Math.max(fit, SPECIFIC * holdsNewSpecific(text, questionWords, start, end));
+}
+
+/** Closing quotes and brackets that may follow a sentence's question mark. */
+const CLOSERS = `"'”’»)]`;
+
+/** Whether the sentence ends in a question mark (closing quotes or brackets after it allowed). */
+function asks(text: string, start: number, end: number): boolean {
+  let i = end - 1;
+  while (i >= start && (CLOSERS.includes(text.charAt(i)) || text.charCodeAt(i) <= 32)) i--;
+  const c = text.charAt(i);
+  return i >= start && (c === "?" || c === "？");
+}
+
+/**
+ * What a name, number or title the question does not say is worth against the kind of answer asked for (1): less,
+ * so the asked kind wins a tie, and beside a match (which passes on `CARRY`) a name alone outweighs it only from a
+ * weight of about 0.7. Chosen on the golden sets (docs/eval.md#sentence-choice-under-a-tight-allowance): against
+ * 0.75, 1 kept 1.3 points more answers on the long set at 25 tokens a memory but 0.5 fewer on the basic set with
+ * the default (1.5 at 25 tokens); 0.5 kept 0.5 fewer on the long set.
+ */
+export const SPECIFIC = 0.75;
+
+/** `clip.answerNeighbour` for a sentence two or more away from every matching one: this share of the weight. */
+export const FAR = 0.5;
+
+/**
+ * `clip.answerNeighbour`: what each sentence adds to its effective score for holding an answer — `weight` × its
+ * `value(j)` (0–1, `answerValue`) × the memory's best effective score (so the added part is on the memory's own
+ * scale; 1 when no sentence matches, e.g. a reply turn), in full for a sentence that matches or is next to one
+ * that does (or when none does), `FAR` of it further away. A sentence beside the best match that holds the kind
+ * of answer asked for then outranks the match when the match holds none (CARRY + weight > 1), and a match that
+ * holds it outranks both. Written into a buffer shared by every call (read before the next).
+ */
+export function answerValues(
+  scores: readonly SentenceScore[],
+  boost: ArrayLike<number> | undefined,
+  weight: number,
+  value: (j: number) => number,
+): Float64Array {
+  const n = scores.length;
+  if (EXTRA_SCRATCH.length < n) EXTRA_SCRATCH = new Float64Array(Math.max(n, 2 * EXTRA_SCRATCH.length));
+  const out = EXTRA_SCRATCH;
+  let best = 0;
+  for (let i = 0; i < n; i++) {
+    const e = ((scores[i]?.score ?? 0) + CARRY * (scores[i - 1]?.score ?? 0)) * (1 + (boost?.[i] ?? 0));
+    if (e > best) best = e;
+  }
+  const unit = best > 0 ? best : 1;
+  for (let i = 0; i < n; i++) {
+    out[i] = 0;
+    const v = value(i);
+    if (v === 0) continue;
+    const near =
+      best === 0 ||
+      (scores[i]?.score ?? 0) > 0 ||
+      (scores[i - 1]?.score ?? 0) > 0 ||
+      (scores[i + 1]?.score ?? 0) > 0;
+    out[i] = weight * unit * v * (near ? 1 : FAR);
+  }
+  return out;
+}
+
+/** `answerValues`' buffer. */
+let EXTRA_SCRATCH = new Float64Array(64);
 
 /**
  * The kept sentences as they stand in `text`: each run of consecutive kept sentences is one verbatim slice
@@ -190,7 +282,8 @@ export function clipStage(
   const max = limitOf(policy.retrieval.clipSentences);
   const prepared = policy.clip.mode === "relevant" ? index.relevance() : undefined;
   const relevant = prepared?.terms ?? [];
-  const { answerAware, maxTokensPerMemory, speakerLabel } = policy.clip;
+  const { answerAware, maxTokensPerMemory, speakerLabel, answerNeighbour: neighbour } = policy.clip;
+  let keys: Set<string> | undefined;
   const allowance = ctx === undefined ? undefined : maxTokensPerMemory;
   if (relevant.length === 0) {
     const changes: TraceChange[] = [];
@@ -234,7 +327,6 @@ export function clipStage(
     }
     if ((own.length <= max && !overAllowance) || last === undefined)
       return { ...item, originalLength: item.content.length };
-    const ownScores = scores[i] ?? [];
     let boost: Float64Array | undefined;
     if (answerAware && answerType !== undefined) {
       if (BOOST_SCRATCH.length < own.length)
@@ -243,7 +335,18 @@ export function clipStage(
       for (let j = 0; j < own.length; j++)
         boost[j] = ANSWER_BOOST * index.answerFit(item.content, j, answerType);
     }
-    let kept = selectSentences(ownScores, Math.min(max, own.length), boost);
+    const ownScores = scores[i] ?? [];
+    let extra: Float64Array | undefined;
+    if (neighbour !== undefined) {
+      keys ??= questionKeys(query);
+      const questionWords = keys;
+      extra = answerValues(ownScores, boost, neighbour, (j) => {
+        const span = own[j] as SentenceSpan;
+        const fit = answerType === undefined ? 0 : index.answerFit(item.content, j, answerType);
+        return answerValue(item.content, span.start, span.end, answerType, fit, questionWords);
+      });
+    }
+    let kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
     for (const k of kept) {
       const matched = ownScores[k.sentence]?.matched ?? [];
       if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
@@ -291,6 +394,7 @@ export function clipStage(
   };
   if (allowance !== undefined) detail.maxTokensPerMemory = allowance;
   if (answerAware && answerType !== undefined) detail.answerType = answerType;
+  if (neighbour !== undefined) detail.answerNeighbour = neighbour;
   return clipResult(items, out, changes, detail);
 }
 
