@@ -2,6 +2,7 @@ import type { QueryAnalysis } from "./query/analyze";
 import { answerFit } from "./query/analyze";
 import { relevanceTerms } from "./text/relevance";
 import { RequestIndex } from "./text/request-index";
+import { SPEAKER_LABEL } from "./text/speaker";
 import type { WorkItem } from "./types";
 
 /**
@@ -48,7 +49,6 @@ const NAME_Q =
 const FORM_WORDS =
   "name names named call called old much many long far who whom whose where nom noms appelle appellent appelait combien qui où nombre llama llaman llamaba cuánto cuántos cuántas cuanto quién dónde heißt heisst heißen hieß wie viel viele alt wer wo";
 
-const SPEAKER = /^[^:\n]{1,40}:\s+/;
 const WORD = /[\p{L}\p{M}\p{N}'’]+/gu;
 
 /** The kind of answer the question asks for, when it is one the slot check knows. */
@@ -74,7 +74,9 @@ const FORM_TERMS = new Map<QueryAnalysis["language"], ReadonlySet<string>>();
  * or the first of a sentence of at most three words — a reply such as "Pickle!" is a name.
  */
 function newName(sentence: string, queryWords: ReadonlySet<string>): boolean {
-  const words = [...sentence.replace(SPEAKER, "").matchAll(WORD)].map((m) => m[0].replace(/['’]s$/u, ""));
+  const words = [...sentence.replace(SPEAKER_LABEL, "").matchAll(WORD)].map((m) =>
+    m[0].replace(/['’]s$/u, ""),
+  );
   const from = words.length <= 3 ? 0 : 1;
   for (let i = from; i < words.length; i++) {
     const w = words[i] ?? "";
@@ -84,7 +86,7 @@ function newName(sentence: string, queryWords: ReadonlySet<string>): boolean {
 }
 
 function holds(kind: SlotKind, sentence: string, queryWords: ReadonlySet<string>): boolean {
-  if (kind === "number") return answerFit("number", sentence.replace(SPEAKER, "")) > 0;
+  if (kind === "number") return answerFit("number", sentence.replace(SPEAKER_LABEL, "")) > 0;
   return newName(sentence, queryWords);
 }
 

@@ -2,6 +2,7 @@ import type { AnswerSlot } from "./answer-slot";
 import type { QueryAnalysis } from "./query/analyze";
 import { answerFit } from "./query/analyze";
 import { RequestIndex } from "./text/request-index";
+import { SPEAKER_LABEL } from "./text/speaker";
 import type { WorkItem } from "./types";
 
 /**
@@ -39,8 +40,6 @@ export function withAnswerSlot(certificate: Sufficiency, slot: AnswerSlot | unde
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
-/** `Maya: ` before a turn: the speaker is not the answer to "who". */
-const SPEAKER = /^[^:\n]{1,40}:\s+/;
 
 export function certify(
   kept: readonly WorkItem[],
@@ -99,7 +98,7 @@ export function certify(
     for (let i = 0; i < kept.length; i++) {
       let own = 0;
       for (const k of matched[i] ?? []) own += idf[k] ?? 0;
-      const fit = answerFit(type, (kept[i] as WorkItem).content.replace(SPEAKER, ""));
+      const fit = answerFit(type, (kept[i] as WorkItem).content.replace(SPEAKER_LABEL, ""));
       // A memory holding half the query's weight or more is about the question.
       answerPresent = Math.max(
         answerPresent,

@@ -140,6 +140,24 @@ describe("budgetStage: truncation and dropping", () => {
     ]);
   });
 
+  test("a cut that would keep only the speaker label and dots is no cut: the memory is dropped", () => {
+    // 4 tokens left (16 characters): "Karim: ..." and the cut's "..." fit, its next word does not.
+    const input = [
+      makeItem({ id: "a", content: "f".repeat(4 * 96) }),
+      makeItem({ id: "b", content: "Karim: ... Supercalifragilisticexpialidocious, said the beagle." }),
+    ];
+    const { items, trace } = run(input, 100, "approx");
+    expect(items.map((i) => i.content)).toEqual(["f".repeat(4 * 96)]);
+    expect(trace.changes).toEqual([{ id: "b", reason: "dropped_by_budget" }]);
+    // With a word of content in reach, the cut is taken as before: the label and that word.
+    const wider = run(
+      [input[0] as WorkItem, makeItem({ id: "c", content: "Karim: I was there. Then more words." })],
+      100,
+      "approx",
+    );
+    expect(wider.items.map((i) => i.content)).toEqual(["f".repeat(4 * 96), "Karim: I was..."]);
+  });
+
   test("no budget left at all: later memories are dropped, however short", () => {
     const input = [makeItem({ id: "a", content: "f".repeat(400) }), makeItem({ id: "b", content: "a b" })];
     expect(run(input, 100, "approx").trace.changes).toEqual([{ id: "b", reason: "dropped_by_budget" }]);

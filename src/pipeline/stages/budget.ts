@@ -7,6 +7,7 @@ import {
 } from "../../policy/schema";
 import { refLabel, refOf } from "../citations";
 import { truncateToFit } from "../text/graphemes";
+import { hasContentBeyondLabel } from "../text/speaker";
 import type { StageContext, StageResult, Tokenizer, TraceChange, WorkItem } from "../types";
 
 /** What a memory cut by the budget ends with (seed 000). Its tokens count against the budget. */
@@ -21,11 +22,14 @@ export function countTotalTokens(contents: readonly string[], tokenizer: Tokeniz
 
 /**
  * The longest prefix of `text` cut at a grapheme-safe word boundary that, with "..." appended, counts at most
- * `maxTokens`; undefined when not even its first word fits. (Any cut costs at least one token, its "...".)
+ * `maxTokens`; undefined when not even its first word fits, or when what fits is only a speaker label and marks
+ * (`Karim: ...` clipped to `Karim: .....` says nothing). (Any cut costs at least one token, its "...".)
  */
 export function fitToTokens(text: string, maxTokens: number, tokenizer: Tokenizer): string | undefined {
   if (maxTokens <= 0) return undefined;
-  return truncateToFit(text, TRUNCATION_SUFFIX, (candidate) => tokenizer.count(candidate) <= maxTokens);
+  const cut = truncateToFit(text, TRUNCATION_SUFFIX, (candidate) => tokenizer.count(candidate) <= maxTokens);
+  // A cut that keeps only a speaker label and dots ("Karim: .....") spends tokens on nothing: no cut at all.
+  return cut === undefined || hasContentBeyondLabel(cut) ? cut : undefined;
 }
 
 /**

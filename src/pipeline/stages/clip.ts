@@ -3,6 +3,7 @@ import type { AnswerType } from "../query/analyze";
 import type { SentenceScore } from "../text/relevance";
 import { RequestIndex } from "../text/request-index";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
+import { SPEAKER_LABEL } from "../text/speaker";
 import { holdsNewSpecific, questionKeys } from "../text/specifics";
 import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
 
@@ -54,9 +55,6 @@ export const CARRY = 0.5;
 
 /** `clip.answerAware`: a sentence that holds the kind of answer asked for weighs this much more (× 1 + boost). */
 export const ANSWER_BOOST = 0.6;
-
-/** `Maya: ` at the start of a memory written as `Speaker: text` (policy `clip.speakerLabel`). */
-const SPEAKER_LABEL = /^[^:\n]{1,40}:\s+/;
 
 /** A sentence's own score plus `CARRY` × the score of the sentence before it, rounded like the scores. */
 export function effectiveScores(scores: readonly SentenceScore[], boost?: readonly number[]): number[] {
