@@ -1,6 +1,7 @@
 /**
  * Two parts of a cache miss, this build against another one (issue 29), in one process, interleaved batch by batch
  * (process.cpuUsage per miss; the median of the per-batch ratios): steadier on a busy machine than two gateways.
+ * Also each batch's wall time per miss (misses one after the other: their mean latency), as a ratio the same way.
  *   - `redis`: the Redis part of a miss — admission, flight lock, generation, store, release — through each build's
  *     own `createSharedState` (a private redis-server, no OpenTelemetry). The other build is driven as it was
  *     before issue 29 (lock and generation by the flight, release after the store); this one as its service does.
@@ -117,10 +118,13 @@ async function measure(runs: Array<[string, () => Promise<void>]>): Promise<void
   for (let i = 0; i < 300; i++) for (const [, run] of runs) await run();
   const per = Number(PER);
   const cpu = new Map<string, number[]>(runs.map(([name]) => [name, []]));
+  const wall = new Map<string, number[]>(runs.map(([name]) => [name, []]));
   for (let batch = 0; batch < Number(BATCHES); batch++) {
     for (const [name, run] of batch % 2 === 0 ? runs : [...runs].reverse()) {
       const c0 = process.cpuUsage();
+      const t0 = performance.now();
       for (let i = 0; i < per; i++) await run();
+      wall.get(name)?.push(((performance.now() - t0) * 1000) / per);
       const c = process.cpuUsage(c0);
       cpu.get(name)?.push((c.user + c.system) / per);
     }
@@ -133,6 +137,14 @@ async function measure(runs: Array<[string, () => Promise<void>]>): Promise<void
   console.log(
     `${PART}: CPU µs per miss, medians of ${BATCHES} batches × ${per}: this build ${median(mine).toFixed(0)}, ` +
       `the other ${median(other).toFixed(0)}; median per-batch ratio ${(100 * median(ratios)).toFixed(0)} %`,
+  );
+  // Misses one after the other: a batch's wall time per miss is its mean latency (on a busy machine, noisier).
+  const wallMine = wall.get("this") ?? [];
+  const wallOther = wall.get("other") ?? [];
+  const wallRatios = wallMine.map((x, i) => x / (wallOther[i] ?? Number.NaN));
+  console.log(
+    `${PART}: wall µs per miss (one at a time), medians: this build ${median(wallMine).toFixed(0)}, ` +
+      `the other ${median(wallOther).toFixed(0)}; median per-batch ratio ${(100 * median(wallRatios)).toFixed(0)} %`,
   );
 }
 

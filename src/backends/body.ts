@@ -5,6 +5,8 @@
  * read stops, the connection is released, and the caller answers with the backend's unavailable fallback.
  */
 
+import { finished, Readable } from "node:stream";
+
 /** The largest answer read from an upstream on a shaped call: far above any search answer (50 results). */
 export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -25,6 +27,7 @@ export async function readBoundedText(
   limitBytes = MAX_UPSTREAM_BODY_BYTES,
 ): Promise<string> {
   if (body == null) return "";
+  if (body instanceof Readable) return readStream(body, stop, limitBytes);
   // The bytes are kept and decoded once at the end (one `Buffer#toString`, where a streaming TextDecoder per chunk
   // cost several times as much on a search answer: issue 29); a sequence split between chunks decodes whole.
   const chunks: Uint8Array[] = [];
@@ -37,9 +40,45 @@ export async function readBoundedText(
     }
     chunks.push(chunk);
   }
+  return textOf(chunks, received);
+}
+
+function textOf(chunks: readonly Uint8Array[], received: number): string {
   if (chunks.length === 1) {
     const only = chunks[0] as Uint8Array;
     return Buffer.from(only.buffer, only.byteOffset, only.byteLength).toString("utf8");
   }
   return Buffer.concat(chunks, received).toString("utf8");
+}
+
+/**
+ * `readBoundedText` of a Node stream (undici's answer body, a decoder): its `data` events, not its async iterator
+ * (a promise and an iterator result per chunk, and the iterator's own bookkeeping: issue 29). The same outcomes:
+ * the text at the end, the stream's error, a premature close (`finished`), `BodyTooLargeError` after `stop`.
+ */
+function readStream(body: Readable, stop: () => void, limitBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let received = 0;
+    let over = false;
+    const onData = (chunk: Uint8Array) => {
+      if (over) return;
+      received += chunk.byteLength;
+      if (received > limitBytes) {
+        over = true;
+        body.off("data", onData);
+        stop();
+        reject(new BodyTooLargeError(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    body.on("data", onData);
+    finished(body, (err) => {
+      if (over) return;
+      body.off("data", onData);
+      if (err) reject(err);
+      else resolve(textOf(chunks, received));
+    });
+  });
 }

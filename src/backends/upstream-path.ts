@@ -9,6 +9,8 @@
  */
 
 /** A percent-encoded dot, slash or backslash left after one decoding: the segment was encoded twice. */
+import { RecentCache } from "../pipeline/text/recent";
+
 const ENCODED_AGAIN = /%(2e|2f|5c)/i;
 
 /** Decoded up to three times (an upstream that decodes twice, and once more), stopping when malformed. */
@@ -82,7 +84,19 @@ export class UnsafeUpstreamPathError extends Error {
  * the guard sees both.
  */
 export function upstreamUrl(base: string, pathAndQuery: string): string {
-  const reason = unsafePathReason(pathAndQuery);
-  if (reason !== undefined) throw new UnsafeUpstreamPathError(reason);
-  return `${base.replace(/\/+$/, "")}${pathAndQuery}`;
+  const full = `${base}\n${pathAndQuery}`;
+  let url = upstreamUrls.get(full);
+  if (url === undefined) {
+    const reason = unsafePathReason(pathAndQuery);
+    if (reason !== undefined) throw new UnsafeUpstreamPathError(reason);
+    url = `${base.replace(/\/+$/, "")}${pathAndQuery}`;
+    upstreamUrls.set(full, url, url.length);
+  }
+  return url;
 }
+
+/**
+ * Recent URLs that passed the guard (base + path → URL): a miss calls the same search URL every time, its path
+ * is not split and decoded again each (a pure function of base and path; only safe ones are kept). Bounded.
+ */
+const upstreamUrls = new RecentCache<string>(1024, 1024 * 512);

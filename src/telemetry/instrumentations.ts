@@ -11,10 +11,40 @@
 import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
+import { RecentCache } from "../pipeline/text/recent";
 import { safePath, safeQuery, safeUrl, splitUrl } from "./redact";
 import { runtimeInstrumentation } from "./runtime";
 
 export type Instrumentations = NodeSDKConfiguration["instrumentations"];
+
+interface UrlAttributes {
+  "url.full": string;
+  "url.path": string;
+  "url.query": string;
+}
+
+/**
+ * The URL attributes of recent request targets (origin + path → attributes), so that a miss's calls — the same
+ * search URL every time — do not parse and template their URL again each (a pure function of the target; the
+ * instrumentation copies the attributes, never writes to them). Bounded (RecentCache).
+ */
+const urlAttributes = new RecentCache<Readonly<UrlAttributes>>(1024, 1024 * 256);
+
+/** The span's URL attributes of an outgoing request, templated (see the top of this file). */
+export function requestUrlAttributes(origin: string, target: string): Readonly<UrlAttributes> {
+  const full = `${origin}${target}`;
+  let attributes = urlAttributes.get(full);
+  if (attributes === undefined) {
+    const { path, search } = splitUrl(target);
+    attributes = Object.freeze({
+      "url.full": safeUrl(full),
+      "url.path": safePath(path),
+      "url.query": safeQuery(search),
+    });
+    urlAttributes.set(full, attributes);
+  }
+  return attributes;
+}
 
 export function createInstrumentations(): Instrumentations {
   return [
@@ -24,14 +54,7 @@ export function createInstrumentations(): Instrumentations {
     // no Express instrumentation (it wrapped every middleware layer of every request to name the route).
     new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
     new UndiciInstrumentation({
-      startSpanHook: (request) => {
-        const { path, search } = splitUrl(request.path);
-        return {
-          "url.full": safeUrl(`${request.origin}${request.path}`),
-          "url.path": safePath(path),
-          "url.query": safeQuery(search),
-        };
-      },
+      startSpanHook: (request) => requestUrlAttributes(request.origin, request.path),
     }),
   ];
 }

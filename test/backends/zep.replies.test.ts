@@ -5,6 +5,7 @@
  */
 
 import { createZepBackend } from "../../src/backends/zep";
+import { ReplyPrefetch, withReplies } from "../../src/backends/zep/replies";
 import type { Candidate } from "../../src/pipeline/types";
 import { policySchema } from "../../src/policy/schema";
 import type { SeedMemory } from "./contract";
@@ -151,5 +152,117 @@ describe("Zep reply turns (retrieval.replies)", () => {
     ]);
     expect((await search(true)).map((c) => c.id)).toEqual(["s1"]);
     expect(threadCalls()).toHaveLength(0);
+  });
+
+  describe("the thread call made as soon as the episodes scope answers (ReplyPrefetch)", () => {
+    const req = (replies = true) => ({
+      userId: USER,
+      query: "puppy",
+      limit: 10,
+      searchType: "hybrid" as const,
+      policy: policy(replies),
+      signal: AbortSignal.timeout(1500),
+    });
+    const wire = () => ({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+    const episode = (id: string, thread: string, content: string) => ({
+      uuid: id,
+      content,
+      thread_id: thread,
+      created_at: "2024-03-02T18:00:00Z",
+    });
+    const candidate = (id: string, thread: string, content: string, score: number): Candidate => ({
+      id,
+      content,
+      score,
+      timestamp: "2024-03-02T18:00:00.000Z",
+      sessionId: thread,
+      messageId: id,
+      type: "message",
+      backend: "zep",
+      sourceId: id,
+    });
+    const q1 = "Tom: How was the shelter visit? Did you name the puppy?";
+    const q3 = "Tom: Did the puppy like the paella?";
+
+    test("the thread the candidates choose was fetched ahead: its answer is used, one call", async () => {
+      const r = req();
+      const early = new ReplyPrefetch(wire(), r, performance.now());
+      early.scopeAnswered("episodes", { episodes: [episode("q1", "t-shelter", q1)] }, 10);
+      const got = await withReplies(
+        wire(),
+        [candidate("q1", "t-shelter", q1, 0.9)],
+        r,
+        performance.now(),
+        undefined,
+        early,
+      );
+      expect(got.map((c) => c.id)).toEqual(["q1", "a1"]);
+      expect(threadCalls().map((c) => c.path)).toEqual(["/threads/t-shelter?lastn=100"]);
+    });
+
+    test("another thread chosen by the merged candidates: the call ahead is cancelled, the chosen one made", async () => {
+      const r = req();
+      const early = new ReplyPrefetch(wire(), r, performance.now());
+      early.scopeAnswered("episodes", { episodes: [episode("q3", "t-cooking", q3)] }, 10);
+      const got = await withReplies(
+        wire(),
+        [candidate("q1", "t-shelter", q1, 0.9)],
+        r,
+        performance.now(),
+        undefined,
+        early,
+      );
+      expect(got.map((c) => c.id)).toEqual(["q1", "a1"]);
+      expect(threadCalls().map((c) => c.path)).toContain("/threads/t-shelter?lastn=100");
+    });
+
+    test("only the episodes scope, only questions of a thread, only with retrieval.replies", () => {
+      const calls = () => zep.requests.length;
+      const before = calls();
+      new ReplyPrefetch(wire(), req(), performance.now()).scopeAnswered(
+        "edges",
+        { edges: [{ uuid: "e", fact: q1 }] },
+        10,
+      );
+      const noQuestion = new ReplyPrefetch(wire(), req(), performance.now());
+      noQuestion.scopeAnswered("episodes", { episodes: [episode("s", "t-x", "Maya: Fine.")] }, 10);
+      expect(noQuestion.take("t-x")).toBeUndefined();
+      const beyondLimit = new ReplyPrefetch(wire(), req(), performance.now());
+      beyondLimit.scopeAnswered(
+        "episodes",
+        { episodes: [episode("s", "t-x", "Maya: Fine."), episode("q1", "t-shelter", q1)] },
+        1,
+      );
+      expect(beyondLimit.take("t-shelter")).toBeUndefined();
+      expect(calls()).toBe(before);
+    });
+
+    test("a failed search cancels the call made ahead: the search fails as before", async () => {
+      zep.route("POST", "/graph/search", (r) =>
+        (r.body as { scope?: string }).scope === "edges"
+          ? [500, JSON.stringify({ message: "boom" }), { "Content-Type": "application/json" }]
+          : [
+              200,
+              JSON.stringify({ episodes: [episode("q1", "t-shelter", q1)] }),
+              { "Content-Type": "application/json" },
+            ],
+      );
+      const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+      try {
+        await expect(
+          backend.search({
+            ...req(),
+            policy: policySchema.parse({
+              name: "t",
+              version: 1,
+              retrieval: { replies: true },
+              zep: { scopes: ["edges", "episodes"], reranker: "cross_encoder" },
+            }),
+          }),
+        ).rejects.toMatchObject({ kind: "unavailable" });
+      } finally {
+        await backend.close?.();
+      }
+    });
   });
 });

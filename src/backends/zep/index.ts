@@ -1,7 +1,7 @@
 /**
  * The Zep Cloud backend: `graph.search` per configured scope (and, with `zep.userSummary`, the user's node for
  * its summary: ./map.ts), `user.get` for existence, `project.get` as ping; with `retrieval.replies`, one
- * `thread.get` for the reply turns of question episodes (./replies.ts).
+ * `thread.get` for the reply turns of question episodes (./replies.ts), made as soon as the `episodes` scope answers.
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
  * `graph.search`, the call on every cache miss, is one documented `POST /graph/search` per scope made directly
@@ -41,7 +41,7 @@ import {
   type ZepScope,
 } from "./map";
 import { zepJson, zepNativeSearch } from "./native";
-import { withReplies } from "./replies";
+import { ReplyPrefetch, withReplies } from "./replies";
 
 export interface ZepBackendConfig {
   apiKey: string;
@@ -86,6 +86,7 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
   async function searchScopes(
     req: SearchRequest,
     limit: number,
+    early: ReplyPrefetch | undefined,
   ): Promise<{ answers: ScopeAnswer[]; userNode?: unknown }> {
     const { reranker } = req.policy.zep;
     const scopes: ZepScope[] = [...new Set(req.policy.zep.scopes)];
@@ -140,6 +141,8 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
               timedOut,
               abortedAs: "aborted",
             });
+            // The episodes' thread call starts now, beside the other scopes' searches (./replies.ts).
+            early?.scopeAnswered(scope, results, limit);
             return { scope, results: results as serialization.GraphSearchResults.Raw };
           } catch (err) {
             fail(err);
@@ -164,16 +167,18 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
       const limit = Math.min(Math.floor(req.limit), ZEP_MAX_LIMIT);
       if (!(limit >= 1)) return [];
       let candidates: Candidate[];
+      const early = req.policy.retrieval.replies === true ? new ReplyPrefetch(wire, req, started) : undefined;
       try {
-        const { answers, userNode } = await searchScopes(req, limit);
+        const { answers, userNode } = await searchScopes(req, limit, early);
         const found = toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });
         candidates =
           userNode === undefined ? found : withUserSummary(found, userSummaryCandidate(userNode, req.userId));
       } catch (err) {
+        early?.cancel();
         throw toBackendError(err, "graph.search");
       }
       // `retrieval.replies`: the turn after a question episode, from its thread (./replies.ts); never fails.
-      return withReplies(wire, candidates, req, started);
+      return withReplies(wire, candidates, req, started, undefined, early);
     },
 
     /** Progressive disclosure, layers 3 and 2, over the user's own graph lists (./disclosure.ts). */

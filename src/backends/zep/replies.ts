@@ -6,7 +6,8 @@
  * messages in order.
  *
  * - One extra call per search, at most: to the thread with the most question episodes among the candidates (then
- *   the one of the best-scored question). Questions of other threads get no reply.
+ *   the one of the best-scored question). Questions of other threads get no reply. The call is made as soon as
+ *   the `episodes` scope answers, beside the other scopes' searches (`ReplyPrefetch`), not after them.
  * - Bounded: it gets what is left of the policy's backend timeout minus a margin (`REPLY_MARGIN_MS`); with less
  *   than `REPLY_MIN_MS` left it is not made. Any failure (timeout, HTTP error, a malformed answer) → no replies:
  *   the search's own candidates are returned as they were, never a failed search.
@@ -69,23 +70,14 @@ function messagesOf(answer: unknown): ThreadMessage[] {
 }
 
 /**
- * The candidates with the reply turns of the chosen thread's questions (see the top of this file). `startedAt`
- * is when the search began (`now()`'s clock); never throws.
+ * The thread's messages (`GET /threads/{thread}?lastn=100`) under `link` (disposed at the end); undefined when there
+ * are none to use: any failure, an HTTP error, an answer that is not JSON. Never rejects.
  */
-export async function withReplies(
+async function fetchThread(
   wire: ZepWire,
-  candidates: Candidate[],
-  req: SearchRequest,
-  startedAt: number,
-  now: () => number = () => performance.now(),
-): Promise<Candidate[]> {
-  if (req.policy.retrieval.replies !== true || req.signal.aborted) return candidates;
-  const thread = pickThread(candidates, req.userId);
-  if (thread === undefined) return candidates;
-  const left = req.policy.timeouts.backendMs - (now() - startedAt) - REPLY_MARGIN_MS;
-  if (left < REPLY_MIN_MS) return candidates;
-  const link = new LinkedSignal(req.signal, left);
-  let messages: ThreadMessage[];
+  thread: string,
+  link: LinkedSignal,
+): Promise<ThreadMessage[] | undefined> {
   try {
     // The exchange alone: an HTTP error or an answer that is not JSON is "no replies" without an error made for it.
     const answer = await zepExchange(wire, "thread.get", {
@@ -95,16 +87,114 @@ export async function withReplies(
       timedOut: () => link.timedOut,
       abortedAs: "aborted",
     });
-    if (answer.status < 200 || answer.status > 299) return candidates;
+    if (answer.status < 200 || answer.status > 299) return undefined;
     const parsed = parseUpstreamJson(answer.body);
-    if (!parsed.ok) return candidates;
-    messages = messagesOf(parsed.value);
+    return parsed.ok ? messagesOf(parsed.value) : undefined;
   } catch {
-    return candidates;
+    return undefined;
   } finally {
     link.dispose();
   }
-  return attach(candidates, thread, messages);
+}
+
+/** The signal of a thread call made now: what is left of the backend timeout; undefined when too little is left. */
+function threadCallLink(req: SearchRequest, startedAt: number, now: () => number): LinkedSignal | undefined {
+  const left = req.policy.timeouts.backendMs - (now() - startedAt) - REPLY_MARGIN_MS;
+  return left < REPLY_MIN_MS ? undefined : new LinkedSignal(req.signal, left);
+}
+
+/**
+ * The thread call made as soon as the `episodes` scope answers (issue 29), beside the other scopes' searches
+ * rather than after them: only episodes are messages, so the thread `pickThread` will choose can be told from that
+ * scope's answer alone — its items in Zep's order (best first), the first `limit` of them, as the merged
+ * candidates hold them. Should the merged candidates choose another thread (or none: the merge keeps at most
+ * `limit` of all scopes), the call made ahead is cancelled and `withReplies` makes its own, as before: the
+ * replies are those of the thread the candidates choose, whichever way.
+ */
+export class ReplyPrefetch {
+  private thread: string | undefined;
+  private link: LinkedSignal | undefined;
+  private messages: Promise<ThreadMessage[] | undefined> | undefined;
+
+  constructor(
+    private readonly wire: ZepWire,
+    private readonly req: SearchRequest,
+    private readonly startedAt: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** One scope's search answered (its answer as Zep sent it); `limit` is the one sent. */
+  scopeAnswered(scope: string, results: unknown, limit: number): void {
+    if (scope !== "episodes" || this.messages !== undefined || this.req.signal.aborted) return;
+    const thread = predictThread(results, limit, this.req.userId);
+    if (thread === undefined) return;
+    const link = threadCallLink(this.req, this.startedAt, this.now);
+    if (link === undefined) return;
+    this.thread = thread;
+    this.link = link;
+    this.messages = fetchThread(this.wire, thread, link);
+  }
+
+  /** The messages fetched ahead when `thread` is the one fetched; otherwise undefined, and the call is cancelled. */
+  take(thread: string | undefined): Promise<ThreadMessage[] | undefined> | undefined {
+    if (thread !== undefined && thread === this.thread) return this.messages;
+    this.cancel();
+    return undefined;
+  }
+
+  /** The search failed, or needs no replies: the call made ahead (if any) is cancelled. */
+  cancel(): void {
+    this.link?.abort();
+  }
+}
+
+/** `pickThread` over the episodes scope's own answer (items in Zep's order, the first `limit`); never throws. */
+function predictThread(results: unknown, limit: number, userId: string): string | undefined {
+  if (!isRecord(results) || !Array.isArray(results.episodes)) return undefined;
+  const items = results.episodes;
+  const user = `user:${userId}`;
+  const counts = new Map<string, number>();
+  let best: string | undefined;
+  for (let i = 0; i < items.length && i < limit; i++) {
+    const item: unknown = items[i];
+    if (!isRecord(item) || typeof item.content !== "string" || item.content.trim() === "") continue;
+    const thread = typeof item.thread_id === "string" && item.thread_id !== "" ? item.thread_id : user;
+    if (thread === user || !ASKS_QUESTION.test(item.content)) continue;
+    const n = (counts.get(thread) ?? 0) + 1;
+    counts.set(thread, n);
+    if (best === undefined || n > (counts.get(best) ?? 0)) best = thread;
+  }
+  return best;
+}
+
+/**
+ * The candidates with the reply turns of the chosen thread's questions (see the top of this file). `startedAt`
+ * is when the search began (`now()`'s clock); `early`, the thread call made ahead (`ReplyPrefetch`), used when it
+ * is the chosen thread's and cancelled otherwise. Never throws.
+ */
+export async function withReplies(
+  wire: ZepWire,
+  candidates: Candidate[],
+  req: SearchRequest,
+  startedAt: number,
+  now: () => number = () => performance.now(),
+  early?: ReplyPrefetch,
+): Promise<Candidate[]> {
+  if (req.policy.retrieval.replies !== true || req.signal.aborted) {
+    early?.cancel();
+    return candidates;
+  }
+  const thread = pickThread(candidates, req.userId);
+  const ahead = early?.take(thread);
+  if (thread === undefined) return candidates;
+  let messages: ThreadMessage[] | undefined;
+  if (ahead !== undefined) messages = await ahead;
+  else {
+    const link = threadCallLink(req, startedAt, now);
+    if (link === undefined) return candidates;
+    messages = await fetchThread(wire, thread, link);
+  }
+  return messages === undefined ? candidates : attach(candidates, thread, messages);
 }
 
 function attach(candidates: Candidate[], thread: string, messages: readonly ThreadMessage[]): Candidate[] {
