@@ -214,6 +214,23 @@ describe("local backend: search", () => {
     expect(await ids(search(b, "ana", "what do you mean"))).toEqual(["w1"]);
   });
 
+  test("query and memories meet on their stems, in the memory's language (keyword search: no prefix, no fuzzy)", async () => {
+    const b2 = createLocalBackendFromRecords([
+      rec("ivy", "We went swimming at the lido on Sunday.", { id: "en1" }),
+      rec("ivy", "She travelled to Rotterdam for the conference.", { id: "en2" }),
+      rec("ivy", "Nous avons adopté un chien à la fourrière.", { id: "fr1" }),
+      rec("ivy", "Adoptamos un perro en el refugio de la ciudad.", { id: "es1" }),
+      rec("ivy", "Tags only.", { id: "t1", tags: ["gardening"] }),
+    ]);
+    expect(await ids(search(b2, "ivy", "when did we swim?", "keyword"))).toEqual(["en1"]);
+    expect(await ids(search(b2, "ivy", "is she travelling a lot?", "keyword"))).toEqual(["en2"]);
+    expect(await ids(search(b2, "ivy", "où sont les chiens ?", "keyword"))).toEqual(["fr1"]);
+    expect(await ids(search(b2, "ivy", "¿dónde están los perros?", "keyword"))).toEqual(["es1"]);
+    // "adopté" and "adoptamos" share their stem.
+    expect(new Set(await ids(search(b2, "ivy", "¿qué adoptaron?", "keyword")))).toEqual(new Set(["fr1", "es1"]));
+    expect(await ids(search(b2, "ivy", "my garden", "keyword"))).toEqual(["t1"]);
+  });
+
   test("a French, Spanish or German query drops its own function words, an English one keeps theirs", async () => {
     const fr = createLocalBackendFromRecords([
       rec("elo", "La réunion de lundi est annulée.", { id: "f1" }),
@@ -228,7 +245,8 @@ describe("local backend: search", () => {
   });
 
   test("only the first 64 query terms are searched", async () => {
-    const filler = Array.from({ length: 70 }, (_, i) => `filler${i}`).join(" ");
+    // Terms are cut to six characters, so the fillers differ in their first ones.
+    const filler = Array.from({ length: 70 }, (_, i) => `f${i}ller`).join(" ");
     expect(await ids(search(b, "ana", `Lisbon ${filler}`))).toEqual(["l1"]);
     expect(await ids(search(b, "ana", `${filler} Lisbon`))).toEqual([]);
   });

@@ -18,7 +18,7 @@ import { MemoryStore, type StoreOptions } from "./store";
 /**
  * The embedded local backend (the default: `npm start` serves `config/demo-memories.jsonl` with no external
  * service). An in-process store of JSONL-loaded memories with one MiniSearch (BM25+) index per user;
- * tokenization in pipeline/text/terms.ts, search modes in user-index.ts, score normalization in score.ts.
+ * terms (stemmed per language) in pipeline/text/relevance.ts, search modes in user-index.ts, score normalization in score.ts.
  *
  * Failures: the store is in-process, so the only backend errors are an already-aborted call and an internal
  * index failure; both become `BackendError` kind `unavailable` (fallback LOCAL_UNAVAILABLE), and nothing
