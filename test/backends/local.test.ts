@@ -227,7 +227,9 @@ describe("local backend: search", () => {
     expect(await ids(search(b2, "ivy", "où sont les chiens ?", "keyword"))).toEqual(["fr1"]);
     expect(await ids(search(b2, "ivy", "¿dónde están los perros?", "keyword"))).toEqual(["es1"]);
     // "adopté" and "adoptamos" share their stem.
-    expect(new Set(await ids(search(b2, "ivy", "¿qué adoptaron?", "keyword")))).toEqual(new Set(["fr1", "es1"]));
+    expect(new Set(await ids(search(b2, "ivy", "¿qué adoptaron?", "keyword")))).toEqual(
+      new Set(["fr1", "es1"]),
+    );
     expect(await ids(search(b2, "ivy", "my garden", "keyword"))).toEqual(["t1"]);
   });
 
