@@ -170,6 +170,18 @@ export const retrievalSchema = z
       .describe(
         "Add, after a candidate that asks a question, the turn that answers it (local store, Zep episodes).",
       ),
+    /**
+     * Which turns ask a question for `replies`: `end`, a turn whose text ends with a question mark; `anywhere`, one
+     * with a question mark in any sentence ("I know! Which van company did you book? I need to tell the
+     * building manager."), whose reply holds the answer as often. No default is filled in (unset = `end`), so a
+     * policy without it keeps its hash and cache entries.
+     */
+    questionAt: z
+      .enum(["end", "anywhere"])
+      .optional()
+      .describe(
+        "For replies: a turn asks a question when its text ends with a question mark (end, when unset) or has one anywhere.",
+      ),
   })
   .strict();
 

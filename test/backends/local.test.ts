@@ -272,6 +272,63 @@ describe("local backend: search", () => {
   });
 });
 
+describe("local backend: reply turns (retrieval.replies, retrieval.questionAt)", () => {
+  const session = [
+    rec("ben", "Aisha: I know! Remind me which van company you booked? I need to tell the manager.", {
+      id: "m1",
+      sessionId: "s-move",
+      timestamp: "2024-06-01T10:00:00Z",
+    }),
+    rec("ben", "Ben: Swift Hound Removals, they come at eight.", {
+      id: "m2",
+      sessionId: "s-move",
+      timestamp: "2024-06-01T10:01:00Z",
+    }),
+    rec("ben", "Aisha: Which van company did you book?", {
+      id: "m3",
+      sessionId: "s-other",
+      timestamp: "2024-06-02T10:00:00Z",
+    }),
+    rec("ben", "Ben: Not yet, I will call them.", {
+      id: "m4",
+      sessionId: "s-other",
+      timestamp: "2024-06-02T10:01:00Z",
+    }),
+  ];
+  const replyPolicy = (questionAt?: "end" | "anywhere") =>
+    policySchema.parse({ name: "replies", version: 1, retrieval: { replies: true, questionAt } });
+  const find = (questionAt?: "end" | "anywhere") =>
+    createLocalBackendFromRecords(session).search({
+      userId: "ben",
+      query: "van company",
+      limit: 2,
+      searchType: "hybrid",
+      policy: replyPolicy(questionAt),
+      signal: signal(),
+    });
+
+  test("end (the default): only a turn ending with a question brings its reply", async () => {
+    const got = await find();
+    expect(got.map((c) => [c.id, c.origin ?? "search"])).toEqual([
+      ["m3", "search"],
+      ["m4", "reply"],
+      ["m1", "search"],
+    ]);
+  });
+
+  test("anywhere: a question inside a turn brings its reply too, scored as its question", async () => {
+    const got = await find("anywhere");
+    expect(got.map((c) => [c.id, c.origin ?? "search"])).toEqual([
+      ["m3", "search"],
+      ["m4", "reply"],
+      ["m1", "search"],
+      ["m2", "reply"],
+    ]);
+    const m1 = got.find((c) => c.id === "m1");
+    expect(got.find((c) => c.id === "m2")).toMatchObject({ replyTo: "m1", score: m1?.score });
+  });
+});
+
 describe("local backend: score normalization", () => {
   test("monotone in the raw score and within [0, 1]", () => {
     const ref = referenceScore([1, 3], 10);

@@ -19,8 +19,14 @@ async function shipped() {
 describe("the shipped default policy", () => {
   test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency within 450 tokens and 60 % of the backend's top 20", async () => {
     const { policy } = await shipped();
-    expect(policy.version).toBe(6);
-    expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
+    expect(policy.version).toBe(7);
+    expect(policy.retrieval).toMatchObject({
+      maxTokens: 450,
+      replies: true,
+      questionAt: "anywhere",
+      topK: 20,
+      overfetch: 5,
+    });
     expect(policy.budget).toMatchObject({
       packing: "skip",
       fill: true,

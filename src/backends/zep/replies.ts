@@ -19,7 +19,7 @@
 import { type Candidate, ROLES, type Role } from "../../pipeline/types";
 import { LinkedSignal } from "../../signals";
 import { isRecord, parseUpstreamJson } from "../json";
-import { ASKS_QUESTION } from "../question";
+import { asksQuestion, type QuestionAt } from "../question";
 import type { SearchRequest } from "../types";
 import { toIsoTimestamp } from "./map";
 import { type ZepWire, zepExchange } from "./native";
@@ -39,11 +39,16 @@ interface ThreadMessage {
 }
 
 /** The thread whose question episodes get replies, and those questions; undefined when there is none. */
-function pickThread(candidates: readonly Candidate[], userId: string): string | undefined {
+function pickThread(
+  candidates: readonly Candidate[],
+  userId: string,
+  questionAt: QuestionAt | undefined,
+): string | undefined {
   const counts = new Map<string, number>();
   let best: string | undefined;
   for (const c of candidates) {
-    if (c.type !== "message" || c.sessionId === `user:${userId}` || !ASKS_QUESTION.test(c.content)) continue;
+    if (c.type !== "message" || c.sessionId === `user:${userId}` || !asksQuestion(c.content, questionAt))
+      continue;
     const n = (counts.get(c.sessionId) ?? 0) + 1;
     counts.set(c.sessionId, n);
     // Candidates come best first: a later thread takes over only with strictly more questions.
@@ -80,7 +85,8 @@ export async function withReplies(
   now: () => number = () => performance.now(),
 ): Promise<Candidate[]> {
   if (req.policy.retrieval.replies !== true || req.signal.aborted) return candidates;
-  const thread = pickThread(candidates, req.userId);
+  const { questionAt } = req.policy.retrieval;
+  const thread = pickThread(candidates, req.userId, questionAt);
   if (thread === undefined) return candidates;
   const left = req.policy.timeouts.backendMs - (now() - startedAt) - REPLY_MARGIN_MS;
   if (left < REPLY_MIN_MS) return candidates;
@@ -104,10 +110,15 @@ export async function withReplies(
   } finally {
     link.dispose();
   }
-  return attach(candidates, thread, messages);
+  return attach(candidates, thread, messages, questionAt);
 }
 
-function attach(candidates: Candidate[], thread: string, messages: readonly ThreadMessage[]): Candidate[] {
+function attach(
+  candidates: Candidate[],
+  thread: string,
+  messages: readonly ThreadMessage[],
+  questionAt: QuestionAt | undefined,
+): Candidate[] {
   const byUuid = new Map<string, number>();
   messages.forEach((m, i) => {
     if (m.uuid !== undefined && !byUuid.has(m.uuid)) byUuid.set(m.uuid, i);
@@ -121,7 +132,7 @@ function attach(candidates: Candidate[], thread: string, messages: readonly Thre
       c.sessionId !== thread ||
       c.type !== "message" ||
       c.origin === "reply" ||
-      !ASKS_QUESTION.test(c.content)
+      !asksQuestion(c.content, questionAt)
     )
       continue;
     const at = byUuid.get(c.id) ?? messages.findIndex((m) => m.content === c.content);
