@@ -446,6 +446,14 @@ export const relativeSchema = z
     minTokens: int(0, 3000)
       .optional()
       .describe("A floor under share × T (still at most retrieval.maxTokens)."),
+    /**
+     * The share for a question of complexity 1 (seed 004's score, query analysis): the share then follows the
+     * question, `share` + (complexShare − share) × complexity, so a multi-part question gets more of T and a
+     * simple one less. Absent: `share` for every question.
+     */
+    complexShare: share()
+      .optional()
+      .describe("The share at complexity 1: share + (complexShare − share) × the question's complexity."),
   })
   .strict();
 export type BudgetRelative = z.output<typeof relativeSchema>;
