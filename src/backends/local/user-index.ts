@@ -68,6 +68,7 @@ const PRE_TOKENIZED: SearchOptions = {
  */
 function indexedText(doc: MemoryRecord, field: string): string {
   if (field === "id") return doc.id;
+  if (field === "tags" && (doc.tags === undefined || doc.tags.length === 0)) return "";
   const language = queryStopwords(rawTerms(doc.content)).language;
   const text = field === "tags" ? (doc.tags ?? []).join(" ") : doc.content;
   return relevanceTerms(text, language).join(" ");
