@@ -6,13 +6,13 @@
 import fc from "fast-check";
 import { formatProblem } from "../../src/config/yaml";
 import { runPipeline } from "../../src/pipeline";
+import { analyzeQuery } from "../../src/pipeline/query/analyze";
 import {
   budgetStage,
   measureRelative,
   relativeBudget,
   relativeTokens,
 } from "../../src/pipeline/stages/budget";
-import { analyzeQuery } from "../../src/pipeline/query/analyze";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 import type { Candidate } from "../../src/pipeline/types";
 import { compilePolicy } from "../../src/policy/compile";
