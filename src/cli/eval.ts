@@ -207,13 +207,17 @@ async function candidatesFor(
     const modes = [...new Set(subjects.map((s) => s.compiled.policy.retrieval.replies))];
     const fetched = new Map<boolean, RecordedCandidates[]>();
     for (const replies of modes) {
+      // Which turns ask a question (`retrieval.questionAt`): as the first policy of this mode says.
+      const { questionAt } = (
+        subjects.find((s) => s.compiled.policy.retrieval.replies === replies)?.compiled.policy ?? first
+      ).retrieval;
       fetched.set(
         replies,
         await fetchCandidates(questions, {
           backend,
           limit,
           searchType: searchType as (typeof SEARCH_TYPES)[number],
-          policy: { ...first, retrieval: { ...first.retrieval, replies } },
+          policy: { ...first, retrieval: { ...first.retrieval, replies, questionAt } },
           timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
           concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
           onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,

@@ -4,7 +4,7 @@ import { answerSlot } from "./answer-slot";
 import { boundWork, workBoundChars } from "./bound";
 import { type Citations, cite } from "./citations";
 import { analyzeQuery, type Intent, type QueryAnalysis } from "./query/analyze";
-import { budgetStage, measureRelative, type RelativeMeasure } from "./stages/budget";
+import { budgetStage, measureRelative, type RelativeMeasure, relativeForComplexity } from "./stages/budget";
 import { clipStage } from "./stages/clip";
 import { dedupStage } from "./stages/dedup";
 import { formatSystemPrompt, promptOrder } from "./stages/format";
@@ -168,18 +168,28 @@ export function runPipeline(
   // changes them), with the request's counting tokenizer, so the budget does not count an unchanged memory again.
   // The expansion round's list starts with the first search's candidates: its first topK, and so T, are the same.
   const rel = policy.budget.relative;
-  let relative: RelativeMeasure | undefined;
-  if (rel !== undefined)
-    relative = measureRelative(items, rel, policy.retrieval.maxTokens, index.tokenizer(ctx.tokenizer));
-  if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
-  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   const ranking = policy.ranking.enabled;
   const detected =
-    ranking || policy.clip.answerAware || policy.sufficiency.enabled || policy.budget.stop !== undefined
+    ranking ||
+    policy.clip.answerAware ||
+    policy.sufficiency.enabled ||
+    policy.budget.stop !== undefined ||
+    rel?.complexShare !== undefined
       ? analyzeQuery(input.query, input.turnTime)
       : undefined;
   const analysis =
     detected !== undefined && input.intent !== undefined ? { ...detected, intent: input.intent } : detected;
+  // With `budget.relative.complexShare` the share follows the question's complexity.
+  let relative: RelativeMeasure | undefined;
+  if (rel !== undefined)
+    relative = measureRelative(
+      items,
+      relativeForComplexity(rel, analysis?.complexity),
+      policy.retrieval.maxTokens,
+      index.tokenizer(ctx.tokenizer),
+    );
+  if (ctx.redactor.enabled) run("redaction", () => redactStage(items, policy, ctx));
+  if (ctx.screener?.enabled === true) run("injection", () => screenStage(items, policy, ctx), true);
   run("score_threshold", () => thresholdStage(items, policy));
   run("deduplication", () => dedupStage(items, policy));
   // Without ranking the dedup stage also cuts to the best topK: its own entry in the trace (with ranking, the

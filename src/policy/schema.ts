@@ -170,6 +170,18 @@ export const retrievalSchema = z
       .describe(
         "Add, after a candidate that asks a question, the turn that answers it (local store, Zep episodes).",
       ),
+    /**
+     * Which turns ask a question for `replies`: `end`, a turn whose text ends with a question mark; `anywhere`, one
+     * with a question mark in any sentence ("I know! Which van company did you book? I need to tell the
+     * building manager."), whose reply holds the answer as often. No default is filled in (unset = `end`), so a
+     * policy without it keeps its hash and cache entries.
+     */
+    questionAt: z
+      .enum(["end", "anywhere"])
+      .optional()
+      .describe(
+        "For replies: a turn asks a question when its text ends with a question mark (end, when unset) or has one anywhere.",
+      ),
   })
   .strict();
 
@@ -447,6 +459,14 @@ export const relativeSchema = z
     minTokens: int(0, 3000)
       .optional()
       .describe("A floor under share × T (still at most retrieval.maxTokens)."),
+    /**
+     * The share for a question of complexity 1 (seed 004's score, query analysis): the share then follows the
+     * question, `share` + (complexShare − share) × complexity, so a multi-part question gets more of T and a
+     * simple one less. Absent: `share` for every question.
+     */
+    complexShare: share()
+      .optional()
+      .describe("The share at complexity 1: share + (complexShare − share) × the question's complexity."),
   })
   .strict();
 export type BudgetRelative = z.output<typeof relativeSchema>;

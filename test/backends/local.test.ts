@@ -214,6 +214,25 @@ describe("local backend: search", () => {
     expect(await ids(search(b, "ana", "what do you mean"))).toEqual(["w1"]);
   });
 
+  test("query and memories meet on their stems, in the memory's language (keyword search: no prefix, no fuzzy)", async () => {
+    const b2 = createLocalBackendFromRecords([
+      rec("ivy", "We went swimming at the lido on Sunday.", { id: "en1" }),
+      rec("ivy", "She travelled to Rotterdam for the conference.", { id: "en2" }),
+      rec("ivy", "Nous avons adopté un chien à la fourrière.", { id: "fr1" }),
+      rec("ivy", "Adoptamos un perro en el refugio de la ciudad.", { id: "es1" }),
+      rec("ivy", "Tags only.", { id: "t1", tags: ["gardening"] }),
+    ]);
+    expect(await ids(search(b2, "ivy", "when did we swim?", "keyword"))).toEqual(["en1"]);
+    expect(await ids(search(b2, "ivy", "is she travelling a lot?", "keyword"))).toEqual(["en2"]);
+    expect(await ids(search(b2, "ivy", "où sont les chiens ?", "keyword"))).toEqual(["fr1"]);
+    expect(await ids(search(b2, "ivy", "¿dónde están los perros?", "keyword"))).toEqual(["es1"]);
+    // "adopté" and "adoptamos" share their stem.
+    expect(new Set(await ids(search(b2, "ivy", "¿qué adoptaron?", "keyword")))).toEqual(
+      new Set(["fr1", "es1"]),
+    );
+    expect(await ids(search(b2, "ivy", "my garden", "keyword"))).toEqual(["t1"]);
+  });
+
   test("a French, Spanish or German query drops its own function words, an English one keeps theirs", async () => {
     const fr = createLocalBackendFromRecords([
       rec("elo", "La réunion de lundi est annulée.", { id: "f1" }),
@@ -228,7 +247,8 @@ describe("local backend: search", () => {
   });
 
   test("only the first 64 query terms are searched", async () => {
-    const filler = Array.from({ length: 70 }, (_, i) => `filler${i}`).join(" ");
+    // Terms are cut to six characters, so the fillers differ in their first ones.
+    const filler = Array.from({ length: 70 }, (_, i) => `f${i}ller`).join(" ");
     expect(await ids(search(b, "ana", `Lisbon ${filler}`))).toEqual(["l1"]);
     expect(await ids(search(b, "ana", `${filler} Lisbon`))).toEqual([]);
   });
@@ -249,6 +269,63 @@ describe("local backend: search", () => {
     const one = await search(t, "u", "same words", "hybrid", 1);
     expect(one).toEqual(all.slice(0, 1));
     expect(await search(t, "u", "same words", "hybrid", 0)).toEqual([]);
+  });
+});
+
+describe("local backend: reply turns (retrieval.replies, retrieval.questionAt)", () => {
+  const session = [
+    rec("ben", "Aisha: I know! Remind me which van company you booked? I need to tell the manager.", {
+      id: "m1",
+      sessionId: "s-move",
+      timestamp: "2024-06-01T10:00:00Z",
+    }),
+    rec("ben", "Ben: Swift Hound Removals, they come at eight.", {
+      id: "m2",
+      sessionId: "s-move",
+      timestamp: "2024-06-01T10:01:00Z",
+    }),
+    rec("ben", "Aisha: Which van company did you book?", {
+      id: "m3",
+      sessionId: "s-other",
+      timestamp: "2024-06-02T10:00:00Z",
+    }),
+    rec("ben", "Ben: Not yet, I will call them.", {
+      id: "m4",
+      sessionId: "s-other",
+      timestamp: "2024-06-02T10:01:00Z",
+    }),
+  ];
+  const replyPolicy = (questionAt?: "end" | "anywhere") =>
+    policySchema.parse({ name: "replies", version: 1, retrieval: { replies: true, questionAt } });
+  const find = (questionAt?: "end" | "anywhere") =>
+    createLocalBackendFromRecords(session).search({
+      userId: "ben",
+      query: "van company",
+      limit: 2,
+      searchType: "hybrid",
+      policy: replyPolicy(questionAt),
+      signal: signal(),
+    });
+
+  test("end (the default): only a turn ending with a question brings its reply", async () => {
+    const got = await find();
+    expect(got.map((c) => [c.id, c.origin ?? "search"])).toEqual([
+      ["m3", "search"],
+      ["m4", "reply"],
+      ["m1", "search"],
+    ]);
+  });
+
+  test("anywhere: a question inside a turn brings its reply too, scored as its question", async () => {
+    const got = await find("anywhere");
+    expect(got.map((c) => [c.id, c.origin ?? "search"])).toEqual([
+      ["m3", "search"],
+      ["m4", "reply"],
+      ["m1", "search"],
+      ["m2", "reply"],
+    ]);
+    const m1 = got.find((c) => c.id === "m1");
+    expect(got.find((c) => c.id === "m2")).toMatchObject({ replyTo: "m1", score: m1?.score });
   });
 });
 

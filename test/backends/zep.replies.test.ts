@@ -35,11 +35,11 @@ const MAYA: SeedMemory[] = [
   msg("a3", "t-cooking", 1, "Maya: He stole a prawn."),
 ];
 
-const policy = (replies: boolean, backendMs = 1500) =>
+const policy = (replies: boolean, backendMs = 1500, questionAt?: "end" | "anywhere") =>
   policySchema.parse({
     name: "t",
     version: 1,
-    retrieval: { replies },
+    retrieval: { replies, questionAt },
     timeouts: { backendMs },
     zep: { scopes: ["episodes"], reranker: "cross_encoder" },
   });
@@ -56,7 +56,12 @@ describe("Zep reply turns (retrieval.replies)", () => {
   afterAll(() => zep.close());
 
   let searchMs = 0;
-  const search = async (replies: boolean, query = "puppy", backendMs = 1500): Promise<Candidate[]> => {
+  const search = async (
+    replies: boolean,
+    query = "puppy",
+    backendMs = 1500,
+    questionAt?: "end" | "anywhere",
+  ): Promise<Candidate[]> => {
     const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
     const started = performance.now();
     try {
@@ -65,7 +70,7 @@ describe("Zep reply turns (retrieval.replies)", () => {
         query,
         limit: 10,
         searchType: "hybrid",
-        policy: policy(replies, backendMs),
+        policy: policy(replies, backendMs, questionAt),
         signal: AbortSignal.timeout(backendMs),
       });
     } finally {
@@ -264,5 +269,18 @@ describe("Zep reply turns (retrieval.replies)", () => {
         await backend.close?.();
       }
     });
+  });
+
+  test("questionAt anywhere: an episode with a question inside it brings its reply; end does not", async () => {
+    await zep.reset();
+    await zep.seed(USER, [
+      msg("m1", "t-x", 0, "Tom: Puppy news! Did you name him? Tell me everything.", "assistant"),
+      msg("m2", "t-x", 1, "Maya: Pickle, after the jar he knocked over."),
+    ]);
+    expect((await search(true, "puppy", 1500, "end")).map((c) => c.id)).toEqual(["m1"]);
+    expect(threadCalls()).toHaveLength(0);
+    const got = await search(true, "puppy", 1500, "anywhere");
+    expect(got.map((c) => c.id)).toEqual(["m1", "m2"]);
+    expect(got[1]).toMatchObject({ replyTo: "m1", origin: "reply" });
   });
 });

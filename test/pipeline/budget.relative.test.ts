@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { formatProblem } from "../../src/config/yaml";
 import { runPipeline } from "../../src/pipeline";
+import { analyzeQuery } from "../../src/pipeline/query/analyze";
 import {
   budgetStage,
   measureRelative,
@@ -80,6 +81,32 @@ describe("budget.relative", () => {
       relativeTokens: T,
       relativeCounted: 5,
     });
+  });
+
+  test("complexShare: the share follows the question's complexity, share at 0 up to complexShare at 1", () => {
+    const policy = policyWith({
+      retrieval: { topK: 10, maxTokens: 1000, minScore: 0 },
+      budget: { packing: "skip", relative: { topK: 10, share: 0.2, complexShare: 0.8 } },
+    } as Partial<PolicyInput>);
+    const T = 10 * each;
+    const budgets = [
+      "word",
+      "Which two words did Ben and Aisha each say before the move, and when did they say them?",
+    ].map((query) => {
+      const complexity = analyzeQuery(query, undefined).complexity;
+      const share = Math.round((0.2 + 0.6 * complexity) * 1e6) / 1e6;
+      const r = runPipeline({ userId: "u", query, candidates, backend: "local", explain: true }, policy);
+      expect(budgetTrace(r)?.detail).toMatchObject({
+        maxTokens: Math.floor(share * T),
+        relativeShare: share,
+        relativeComplexShare: 0.8,
+        relativeTokens: T,
+      });
+      expect(r.totalTokens).toBeLessThanOrEqual(Math.floor(share * T));
+      return Math.floor(share * T);
+    });
+    // The multi-part question gets more of T than the one-word one.
+    expect(budgets[1]).toBeGreaterThan(budgets[0] ?? Number.POSITIVE_INFINITY);
   });
 
   test("maxTokens still caps a large share", () => {

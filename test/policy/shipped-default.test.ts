@@ -17,19 +17,25 @@ async function shipped() {
 }
 
 describe("the shipped default policy", () => {
-  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency within 450 tokens and 60 % of the backend's top 20", async () => {
+  test("turns on ranking, diversity, dynamic K, answer-aware clipping, replies, sufficiency within 450 tokens and 50–80 % of the backend's top 20", async () => {
     const { policy } = await shipped();
     expect(policy.version).toBe(7);
-    expect(policy.retrieval).toMatchObject({ maxTokens: 450, replies: true, topK: 20, overfetch: 5 });
+    expect(policy.retrieval).toMatchObject({
+      maxTokens: 450,
+      replies: true,
+      questionAt: "anywhere",
+      topK: 20,
+      overfetch: 5,
+    });
     expect(policy.budget).toMatchObject({
       packing: "skip",
       fill: true,
-      relative: { topK: 20, share: 0.6, minTokens: 150 },
+      relative: { topK: 20, share: 0.5, complexShare: 0.8, minTokens: 150 },
     });
     expect(policy.budget.stop).toBeUndefined();
     expect(policy.ranking).toMatchObject({
       enabled: true,
-      diversity: 0.8,
+      diversity: 0.9,
       dynamicK: { enabled: true, min: 8, max: 20 },
       entitySpecificity: true,
     });
@@ -76,19 +82,23 @@ describe("the shipped default policy", () => {
     const ids = result.memories.map((m) => m.id);
     expect(ids.indexOf("t2")).toBe(ids.indexOf("t1") + 1);
     expect(result.memories.find((m) => m.id === "t2")?.content).toMatch(/^Maya: Pickle!/);
-    // The budget held: at most 450 tokens and 60 % of what the backend's own top 20 (t1, t3, t4: the reply turn t2
-    // was added, not found) cost whole — but never below 150, so this short conversation keeps its room.
+    // The budget held: at most 450 tokens and 50–80 % (by the question's complexity) of what the backend's own top 20
+    // (t1, t3, t4: the reply turn t2 was added, not found) cost whole — but never below 150, so this short
+    // conversation keeps its room.
     const budget = result.trace.find((t) => t.stage === "token_budget")?.detail ?? {};
     const whole =
       compiled.ctx.tokenizer.count(talk[0] ?? "") +
       compiled.ctx.tokenizer.count(talk[2] ?? "") +
       compiled.ctx.tokenizer.count(talk[3] ?? "");
+    const share = Number(budget.relativeShare);
+    expect(share).toBeGreaterThanOrEqual(0.5);
+    expect(share).toBeLessThanOrEqual(0.8);
     expect(budget).toMatchObject({
       relativeTokens: whole,
-      maxTokens: Math.min(450, Math.max(150, Math.floor(0.6 * whole))),
+      maxTokens: Math.min(450, Math.max(150, Math.floor(share * whole))),
       policyMaxTokens: 450,
     });
-    expect(result.totalTokens).toBeLessThanOrEqual(Math.min(450, Math.max(150, Math.floor(0.6 * whole))));
+    expect(result.totalTokens).toBeLessThanOrEqual(Math.min(450, Math.max(150, Math.floor(share * whole))));
     expect(result.appliedFilters).toEqual([
       "score_threshold",
       "deduplication",

@@ -18,7 +18,7 @@ import { MemoryStore, type StoreOptions } from "./store";
 /**
  * The embedded local backend (the default: `npm start` serves `config/demo-memories.jsonl` with no external
  * service). An in-process store of JSONL-loaded memories with one MiniSearch (BM25+) index per user;
- * tokenization in pipeline/text/terms.ts, search modes in user-index.ts, score normalization in score.ts.
+ * terms (stemmed per language) in pipeline/text/relevance.ts, search modes in user-index.ts, score normalization in score.ts.
  *
  * Failures: the store is in-process, so the only backend errors are an already-aborted call and an internal
  * index failure; both become `BackendError` kind `unavailable` (fallback LOCAL_UNAVAILABLE), and nothing
@@ -28,7 +28,8 @@ export class LocalBackend extends MemoryStore implements Backend {
   readonly name = "local" as const;
 
   /**
-   * The user's best memories. With the policy's `retrieval.replies`, each hit that asks a question is followed by
+   * The user's best memories. With the policy's `retrieval.replies`, each hit that asks a question (by
+   * `retrieval.questionAt`) is followed by
    * the next turn of its session (`replyTo`, scored as its question) unless that turn is a hit itself; replies
    * come on top of `limit`.
    */
@@ -41,7 +42,8 @@ export class LocalBackend extends MemoryStore implements Backend {
       // find it, moved up when it found it lower; a reply ranked above its question stays and learns what it
       // answers. So the first n hits and their replies are the same whatever the fetch size.
       const rankOf = new Map(hits.map((h, i) => [h.record.id, i]));
-      const replies = hits.map((h) => this.replyTo(h.record));
+      const at = req.policy.retrieval.questionAt;
+      const replies = hits.map((h) => this.replyTo(h.record, at));
       const placed = new Set<string>();
       const out: Candidate[] = [];
       hits.forEach(({ record, score, raw }, i) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ASKS_QUESTION } from "../question";
+import { asksQuestion, type QuestionAt } from "../question";
 import { LocalDataError } from "./load";
 import { queryTerms } from "./query";
 import { formatIssues, type MemoryRecord, type NewMemory, newMemorySchema } from "./schema";
@@ -169,11 +169,12 @@ export class MemoryStore implements LocalStore {
   }
 
   /**
-   * The turn right after `record` in its session when `record` asks a question (its text ends with "?"), else
-   * undefined: the reply that holds the answer to "what did you name the puppy?".
+   * The turn right after `record` in its session when `record` asks a question (its text ends with "?", or with
+   * `questionAt` "anywhere" has one in any sentence), else undefined: the reply that holds the answer to "what did you
+   * name the puppy?".
    */
-  replyTo(record: MemoryRecord): MemoryRecord | undefined {
-    if (!ASKS_QUESTION.test(record.content)) return undefined;
+  replyTo(record: MemoryRecord, questionAt?: QuestionAt): MemoryRecord | undefined {
+    if (!asksQuestion(record.content, questionAt)) return undefined;
     const turns = this.sessions.get(sessionKey(record));
     if (turns === undefined) return undefined;
     const at = turns.indexOf(record);

@@ -20,7 +20,7 @@
 import { type Candidate, ROLES, type Role } from "../../pipeline/types";
 import { LinkedSignal } from "../../signals";
 import { isRecord, parseUpstreamJson } from "../json";
-import { ASKS_QUESTION } from "../question";
+import { asksQuestion, type QuestionAt } from "../question";
 import type { SearchRequest } from "../types";
 import { toIsoTimestamp } from "./map";
 import { type ZepWire, zepExchange } from "./native";
@@ -40,11 +40,16 @@ interface ThreadMessage {
 }
 
 /** The thread whose question episodes get replies, and those questions; undefined when there is none. */
-function pickThread(candidates: readonly Candidate[], userId: string): string | undefined {
+function pickThread(
+  candidates: readonly Candidate[],
+  userId: string,
+  questionAt: QuestionAt | undefined,
+): string | undefined {
   const counts = new Map<string, number>();
   let best: string | undefined;
   for (const c of candidates) {
-    if (c.type !== "message" || c.sessionId === `user:${userId}` || !ASKS_QUESTION.test(c.content)) continue;
+    if (c.type !== "message" || c.sessionId === `user:${userId}` || !asksQuestion(c.content, questionAt))
+      continue;
     const n = (counts.get(c.sessionId) ?? 0) + 1;
     counts.set(c.sessionId, n);
     // Candidates come best first: a later thread takes over only with strictly more questions.
@@ -126,7 +131,7 @@ export class ReplyPrefetch {
   /** One scope's search answered (its answer as Zep sent it); `limit` is the one sent. */
   scopeAnswered(scope: string, results: unknown, limit: number): void {
     if (scope !== "episodes" || this.messages !== undefined || this.req.signal.aborted) return;
-    const thread = predictThread(results, limit, this.req.userId);
+    const thread = predictThread(results, limit, this.req.userId, this.req.policy.retrieval.questionAt);
     if (thread === undefined) return;
     const link = threadCallLink(this.req, this.startedAt, this.now);
     if (link === undefined) return;
@@ -149,7 +154,12 @@ export class ReplyPrefetch {
 }
 
 /** `pickThread` over the episodes scope's own answer (items in Zep's order, the first `limit`); never throws. */
-function predictThread(results: unknown, limit: number, userId: string): string | undefined {
+function predictThread(
+  results: unknown,
+  limit: number,
+  userId: string,
+  questionAt: QuestionAt | undefined,
+): string | undefined {
   if (!isRecord(results) || !Array.isArray(results.episodes)) return undefined;
   const items = results.episodes;
   const user = `user:${userId}`;
@@ -159,7 +169,7 @@ function predictThread(results: unknown, limit: number, userId: string): string 
     const item: unknown = items[i];
     if (!isRecord(item) || typeof item.content !== "string" || item.content.trim() === "") continue;
     const thread = typeof item.thread_id === "string" && item.thread_id !== "" ? item.thread_id : user;
-    if (thread === user || !ASKS_QUESTION.test(item.content)) continue;
+    if (thread === user || !asksQuestion(item.content, questionAt)) continue;
     const n = (counts.get(thread) ?? 0) + 1;
     counts.set(thread, n);
     if (best === undefined || n > (counts.get(best) ?? 0)) best = thread;
@@ -184,7 +194,8 @@ export async function withReplies(
     early?.cancel();
     return candidates;
   }
-  const thread = pickThread(candidates, req.userId);
+  const { questionAt } = req.policy.retrieval;
+  const thread = pickThread(candidates, req.userId, questionAt);
   const ahead = early?.take(thread);
   if (thread === undefined) return candidates;
   let messages: ThreadMessage[] | undefined;
@@ -194,10 +205,15 @@ export async function withReplies(
     if (link === undefined) return candidates;
     messages = await fetchThread(wire, thread, link);
   }
-  return messages === undefined ? candidates : attach(candidates, thread, messages);
+  return messages === undefined ? candidates : attach(candidates, thread, messages, questionAt);
 }
 
-function attach(candidates: Candidate[], thread: string, messages: readonly ThreadMessage[]): Candidate[] {
+function attach(
+  candidates: Candidate[],
+  thread: string,
+  messages: readonly ThreadMessage[],
+  questionAt: QuestionAt | undefined,
+): Candidate[] {
   const byUuid = new Map<string, number>();
   messages.forEach((m, i) => {
     if (m.uuid !== undefined && !byUuid.has(m.uuid)) byUuid.set(m.uuid, i);
@@ -211,7 +227,7 @@ function attach(candidates: Candidate[], thread: string, messages: readonly Thre
       c.sessionId !== thread ||
       c.type !== "message" ||
       c.origin === "reply" ||
-      !ASKS_QUESTION.test(c.content)
+      !asksQuestion(c.content, questionAt)
     )
       continue;
     const at = byUuid.get(c.id) ?? messages.findIndex((m) => m.content === c.content);

@@ -47,6 +47,21 @@ export function relativeTokens(
   return measureRelative(items, { topK, share: 0 }, Number.POSITIVE_INFINITY, tokenizer).tokens;
 }
 
+/**
+ * `budget.relative` for a question of this complexity (0–1, query analysis): with `complexShare`, its share is
+ * share + (complexShare − share) × complexity (rounded to 1e-6, so the budget never depends on the last bits of a
+ * float); without, `relative` itself.
+ */
+export function relativeForComplexity(
+  relative: BudgetRelative,
+  complexity: number | undefined,
+): BudgetRelative {
+  if (relative.complexShare === undefined || complexity === undefined) return relative;
+  const c = Math.min(1, Math.max(0, complexity));
+  const share = Math.round((relative.share + (relative.complexShare - relative.share) * c) * 1e6) / 1e6;
+  return { ...relative, share };
+}
+
 /** The budget of a request under `budget.relative`: min(maxTokens, max(minTokens, floor(share × T))). */
 export function relativeBudget(maxTokens: number, relative: BudgetRelative, tokens: number): number {
   return Math.min(maxTokens, Math.max(relative.minTokens ?? 0, Math.floor(relative.share * tokens)));
@@ -61,6 +76,8 @@ export interface RelativeMeasure {
   tokens: number;
   /** How many candidates T counted. */
   counted: number;
+  /** The share used: `share`, or with `complexShare` the one this question's complexity gave. */
+  share?: number;
   /** The effective budget: min(`retrieval.maxTokens`, max(`minTokens`, floor(share × T))). */
   maxTokens: number;
 }
@@ -85,7 +102,7 @@ export function measureRelative(
     counted++;
     tokens += tokenizer.count(item.content);
   }
-  return { tokens, counted, maxTokens: relativeBudget(maxTokens, relative, tokens) };
+  return { tokens, counted, maxTokens: relativeBudget(maxTokens, relative, tokens), share: relative.share };
 }
 
 export interface BudgetOptions {
@@ -120,7 +137,8 @@ export interface BudgetOptions {
  * With `budget.relative` (`opts.relative`, measured by the pipeline on the candidates as they arrived), the
  * budget is min(`retrieval.maxTokens`, max(`minTokens`, floor(share × T))) — T what the backend's own first `topK` candidates,
  * whole, would cost — and it replaces `maxTokens` everywhere above (sections' shares, refs, stop). The detail's
- * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare`,
+ * `maxTokens` is then that effective budget, beside `policyMaxTokens`, `relativeTopK`, `relativeShare` (with
+ * `complexShare`, the share this question's complexity gave; `relativeComplexShare` beside it),
  * `relativeTokens` (T) and `relativeCounted` (the memories T counted: fewer than `topK` when the backend returned
  * fewer, or when floor(share × T) reached `maxTokens` before the last — T is then a lower bound).
  *
@@ -231,7 +249,8 @@ export function budgetStage(
     // `maxTokens` (and the span attribute `memgate.stage.maxTokens`) is the budget this stage enforced.
     detail.policyMaxTokens = policy.retrieval.maxTokens;
     detail.relativeTopK = rel.topK;
-    detail.relativeShare = rel.share;
+    detail.relativeShare = relative.share ?? rel.share;
+    if (rel.complexShare !== undefined) detail.relativeComplexShare = rel.complexShare;
     if (rel.minTokens !== undefined) detail.relativeMinTokens = rel.minTokens;
     detail.relativeTokens = relative.tokens;
     detail.relativeCounted = relative.counted;
