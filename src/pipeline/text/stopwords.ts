@@ -6,8 +6,8 @@ import { stopwords as portuguese } from "@orama/stopwords/portuguese";
 import { stopwords as spanish } from "@orama/stopwords/spanish";
 
 /**
- * Function words per language, and which of them a query drops (text/terms.ts `contentTerms` for the local
- * backend, text/relevance.ts for the clip stage). Memories are indexed unchanged; only a query loses them.
+ * Function words per language, and which of them a query drops (backends/local/query.ts `queryTerms` for the local
+ * backend and text/relevance.ts for the clip stage: the same reading). Memories keep theirs; only a query loses them.
  *
  * Lists: English is memgate's own (below, chosen on the golden set before there were others); French, German,
  * Italian, Portuguese and Dutch are Snowball's lists as @orama/stopwords ships them, Spanish is its longer

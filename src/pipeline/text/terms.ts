@@ -1,5 +1,3 @@
-import { queryStopwords } from "./stopwords";
-
 /**
  * How text becomes terms, for the local backend's index (memories and queries alike) and for the clip stage's
  * query-aware sentence scoring (one tokenization, so both see the same words).
@@ -55,15 +53,4 @@ export function processTerm(term: string): string {
 /** Tokenize and process, the way MiniSearch does it when indexing. */
 export function terms(text: string): string[] {
   return tokenize(text).map(processTerm);
-}
-
-/**
- * The distinct terms of a query (first occurrence first) without the function words of the language it seems
- * to be in (text/stopwords.ts), or all of them if only those.
- */
-export function contentTerms(query: string): string[] {
-  const unique = [...new Set(terms(query))];
-  const stops = queryStopwords(unique);
-  const content = unique.filter((t) => !stops.has(t));
-  return content.length > 0 ? content : unique;
 }
