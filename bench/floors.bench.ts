@@ -20,7 +20,7 @@
  * packages (the profile covers its whole life: warm-up and every round of its own target).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { FloorReply, FloorRequest } from "./gateway/floors";
@@ -29,7 +29,7 @@ import { Gateway } from "./gateway/memgate";
 import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
 import type { ServerReply, ServerRequest } from "./gateway/servers";
 import { benchArgs } from "./lib/args";
-import { describeProfile, readProfile, summarizeProfile } from "./lib/cpuprofile";
+import { profileReport } from "./lib/cpuprofile";
 import { heading, hostInfo, int, summarize, table } from "./lib/stats";
 
 const ROOT = resolve(__dirname, "..");
@@ -246,12 +246,8 @@ async function main(): Promise<void> {
         `${overall("hit-redis").redisCpuPer1k.toFixed(1)} vs ${overall("hit-redis-exact").redisCpuPer1k.toFixed(1)} ms per 1,000 requests`,
     );
   if (profDir !== undefined) {
-    const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
     console.log(heading(`CPU profile of "${LABEL["hit-redis"]}" (self time)`));
-    console.log(
-      file ? describeProfile(summarizeProfile(readProfile(join(profDir, file))), 25) : "no profile written",
-    );
-    if (file) console.log(`profile: ${join(profDir, file)}`);
+    console.log(profileReport(profDir, 25));
   }
   console.log(`\nbench wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

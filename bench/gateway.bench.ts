@@ -22,7 +22,7 @@
  * `--env` adds environment to the gateway's (experiments: `--env=OTEL_TRACES_EXPORTER=none` is tracing off).
  */
 import { type ChildProcess, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { growthTable } from "./gateway/growth";
@@ -44,7 +44,7 @@ import {
 } from "./gateway/report";
 import type { ServerReply, ServerRequest } from "./gateway/servers";
 import { benchArgs } from "./lib/args";
-import { describeProfile, readProfile, summarizeProfile } from "./lib/cpuprofile";
+import { profileReport } from "./lib/cpuprofile";
 import { bytes, heading, hostInfo, int } from "./lib/stats";
 
 const ROOT = resolve(__dirname, "..");
@@ -236,12 +236,8 @@ async function main(): Promise<void> {
   console.log(heading("goals (2 cores shared by every process above; Redis, limits and tracing on)"));
   for (const line of goalLines(measured, DELAYS, heap?.perRequest ?? Number.NaN)) console.log(line);
   if (profDir !== undefined) {
-    const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
     console.log(heading("gateway CPU profile (whole run, self time)"));
-    console.log(
-      file ? describeProfile(summarizeProfile(readProfile(join(profDir, file))), 30) : "no profile written",
-    );
-    console.log(file ? `profile: ${join(profDir, file)}` : "");
+    console.log(profileReport(profDir, 30));
   }
   console.log(`\nbench wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

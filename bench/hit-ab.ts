@@ -22,7 +22,7 @@
  * `--profile` runs every gateway under `node --cpu-prof` and prints each one's top self-time functions and packages
  * (the profiles cover their whole life: the warm-up and every round of their own target).
  */
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { LoadResult, LoadSpec } from "./gateway/load";
@@ -30,7 +30,7 @@ import { Gateway } from "./gateway/memgate";
 import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
 import type { ServerReply, ServerRequest } from "./gateway/servers";
 import { benchArgs } from "./lib/args";
-import { describeProfile, readProfile, summarizeProfile } from "./lib/cpuprofile";
+import { profileReport } from "./lib/cpuprofile";
 import { heading, hostInfo, int, table } from "./lib/stats";
 
 const ARGS = benchArgs(process.argv.slice(2), {
@@ -221,12 +221,8 @@ async function main(): Promise<void> {
     ),
   );
   for (const [t, dir] of profDirs) {
-    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     console.log(heading(`CPU profile of ${t} (self time)`));
-    console.log(
-      file ? describeProfile(summarizeProfile(readProfile(join(dir, file))), 30) : "no profile written",
-    );
-    if (file) console.log(`profile: ${join(dir, file)}`);
+    console.log(profileReport(dir, 30));
   }
   console.log(`\nbench wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

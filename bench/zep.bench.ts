@@ -35,7 +35,7 @@
  * misses' CPU per answer against the baseline's, measured side by side (a shared machine's ratio, not two runs).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { diff, heapPerInFlight } from "./gateway/in-flight";
@@ -45,7 +45,7 @@ import { cpuMs, Helper, startRedis, stopChild } from "./gateway/procs";
 import type { Mode } from "./gateway/report";
 import type { ServerReply, ServerRequest } from "./gateway/servers";
 import { benchArgs } from "./lib/args";
-import { describeProfile, readProfile, summarizeProfile } from "./lib/cpuprofile";
+import { profileReport } from "./lib/cpuprofile";
 import { bytes, heading, hostInfo, int, type Summary, summarize, table } from "./lib/stats";
 
 const ROOT = resolve(__dirname, "..");
@@ -603,16 +603,12 @@ async function main(): Promise<void> {
   }
   if (profDirs !== undefined) {
     for (const [name, dir] of Object.entries(profDirs)) {
-      const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
       console.log(
         heading(
           `CPU profile of the ${name === "redis" ? "Redis" : "in-process"} gateway (whole run, self time)`,
         ),
       );
-      console.log(
-        file ? describeProfile(summarizeProfile(readProfile(join(dir, file))), 30) : "no profile written",
-      );
-      if (file) console.log(`profile: ${join(dir, file)}`);
+      console.log(profileReport(dir, 30));
     }
   }
   const [l1, l5, l15] = loadavg().map((l) => l.toFixed(2));

@@ -10,7 +10,8 @@
  *
  * The gateway bench runs it on the gateway's profile with `--profile` (bench/gateway.bench.ts).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { int, table } from "./stats";
 
 interface CallFrame {
@@ -117,6 +118,16 @@ export function describeProfile(s: ProfileSummary, top = 25): string {
 
 export function readProfile(file: string): CpuProfile {
   return JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+}
+
+/**
+ * What a bench prints for the profile `node --cpu-prof --cpu-prof-dir=<dir>` wrote: the two tables of
+ * `describeProfile` and the file's path (to read again with this script), or "no profile written".
+ */
+export function profileReport(dir: string, top = 30): string {
+  const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+  if (file === undefined) return "no profile written";
+  return `${describeProfile(summarizeProfile(readProfile(join(dir, file))), top)}\nprofile: ${join(dir, file)}`;
 }
 
 /**
