@@ -215,27 +215,14 @@ export function runPipeline(
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;
       return ranked;
     });
-    const { dynamicK: dk, diversity, coverage } = policy.ranking;
+    const { dynamicK: dk, diversity } = policy.ranking;
     const k = dk.enabled ? Math.min(dynamicK(analysis, dk.min, dk.max), dk.max) : policy.retrieval.topK;
     const { fill, maxMemories } = policy.budget;
     run(diversity < 1 ? "diversity" : "select", () => {
       const selected = selectStage(
         items,
         rankContext?.relevance ?? new Map(),
-        {
-          lambda: diversity,
-          k,
-          reserveUpTo: fill ? Math.max(k, maxMemories) : k,
-          ...(coverage === undefined
-            ? {}
-            : {
-                coverage: {
-                  weight: coverage,
-                  termWeight: rankContext?.idf ?? [],
-                  termsOf: (item: WorkItem) => index.termsIn(item.content, analysis.terms, analysis.language),
-                },
-              }),
-        },
+        { lambda: diversity, k, reserveUpTo: fill ? Math.max(k, maxMemories) : k },
         index,
       );
       similarity = selected.similarity;

@@ -317,16 +317,6 @@ export const rankingSchema = z
         "Weigh each name of the question by 1 - the share of candidates it speaks (the conversation's speakers count little).",
       ),
     /**
-     * Coverage in selection: a memory holding question terms no chosen memory holds yet gains this weight × their
-     * IDF share, so each part of a two-part question is kept before more of the same part. Absent = off (and the
-     * policy's hash is what it was before this field existed).
-     */
-    coverage: fraction()
-      .optional()
-      .describe(
-        "Selection bonus (0-1) x the IDF share of question terms a memory holds that no kept memory holds yet (absent: off).",
-      ),
-    /**
      * Dynamic K (seed 004): K = min + (max − min) × the question's complexity, instead of `retrieval.topK`.
      */
     dynamicK: z

@@ -11,9 +11,6 @@ import type { StageResult, TraceChange, WorkItem } from "../types";
  *   relevance scaled to the best candidate's and similarity the Jaccard index of the two memories' word sets
  *   (words of three characters or more, lower-cased). λ = 1 is plain rank order. Near-duplicates that the hash dedup does not
  *   catch ("I love my new job at the bakery!" / "I really love the new bakery job") stop eating the budget.
- * - Coverage (`ranking.coverage`): a memory holding question terms that no chosen memory holds yet gains
- *   weight × their share of the terms (IDF-weighted), so each part of a two-part question is kept before more of
- *   the same part.
  * - A reply turn (`replyTo`) chosen with its question follows it directly; it counts towards K.
  * - Memories beyond K: `reserve` for `budget.fill` (in MMR order), else `beyond_topK`.
  *
@@ -24,15 +21,6 @@ export interface SelectOptions {
   k: number;
   /** Keep the rest as reserve (budget.fill) up to this many in all. */
   reserveUpTo: number;
-  /**
-   * `ranking.coverage`: each step's score gains `weight` × the share (by `termWeight`) of the question's terms the
-   * memory holds (`termsOf`: their indexes) that no memory chosen so far holds. Absent: plain MMR.
-   */
-  coverage?: {
-    weight: number;
-    termWeight: readonly number[];
-    termsOf: (item: WorkItem) => readonly number[];
-  };
 }
 
 export function dynamicK(analysis: QueryAnalysis, minK: number, maxK: number): number {
@@ -115,28 +103,7 @@ export function selectStage(
     if (replyTo !== undefined) repliesOf.set(replyTo, p);
   }
   let marks: Uint8Array | undefined;
-  const cov = opts.coverage;
-  const covered = new Uint8Array(cov?.termWeight.length ?? 0);
-  let covTotal = 0;
-  for (const w of cov?.termWeight ?? []) covTotal += w;
-  const held: Array<readonly number[] | undefined> = new Array(cov === undefined ? 0 : n);
-  const heldAt = (p: number): readonly number[] => {
-    let h = held[p];
-    if (h === undefined && cov !== undefined) {
-      h = cov.termsOf(ranked[p] as WorkItem);
-      held[p] = h;
-    }
-    return h ?? [];
-  };
-  /** The coverage bonus of position `p` against the terms chosen memories hold so far. */
-  const gain = (p: number): number => {
-    if (cov === undefined || covTotal <= 0) return 0;
-    let w = 0;
-    for (const t of heldAt(p)) if (covered[t] !== 1) w += cov.termWeight[t] ?? 0;
-    return (cov.weight * w) / covTotal;
-  };
   const take = (p: number) => {
-    if (cov !== undefined) for (const t of heldAt(p)) covered[t] = 1;
     const idx = pool.indexOf(p);
     if (idx >= 0) {
       // Removed in place (no `splice`: it allocates the array of what it removes).
@@ -177,8 +144,7 @@ export function selectStage(
     for (const q of pool) {
       const r = (rel[q] ?? 0) / top;
       const score =
-        Math.round((opts.lambda * r - (1 - opts.lambda) * (maxSim[slotOf[q] ?? 0] ?? 0) + gain(q)) * 1e6) /
-        1e6;
+        Math.round((opts.lambda * r - (1 - opts.lambda) * (maxSim[slotOf[q] ?? 0] ?? 0)) * 1e6) / 1e6;
       if (
         score > bestScore ||
         (score === bestScore && best >= 0 && (ranked[q] as WorkItem).id < (ranked[best] as WorkItem).id)
@@ -207,12 +173,7 @@ export function selectStage(
       in: ranked.length,
       out: out.length,
       changes,
-      detail: {
-        k: opts.k,
-        lambda: opts.lambda,
-        reserve: Math.max(0, out.length - opts.k),
-        ...(cov === undefined ? {} : { coverage: cov.weight }),
-      },
+      detail: { k: opts.k, lambda: opts.lambda, reserve: Math.max(0, out.length - opts.k) },
     },
   };
 }
