@@ -133,14 +133,18 @@ export function selectSentences(
       }
     }
   }
-  const out: KeptSentence[] = [];
+  // Made at its final size: a list grown by `push` from empty reserves 17 slots for the few kept sentences.
+  let total = 0;
+  for (let i = 0; i < n; i++) if (why[i] !== 0) total++;
+  const out: KeptSentence[] = new Array(total);
+  let o = 0;
   for (let i = 0; i < n; i++) {
     const w = why[i] ?? 0;
     if (w === 0) continue;
     const k: KeptSentence = { sentence: i, why: WHY[w] ?? "leading", score: effective[i] ?? 0 };
     const added = extra?.[i] ?? 0;
     if (added > 0) k.answer = Math.round(added * 1e6) / 1e6;
-    out.push(k);
+    out[o++] = k;
   }
   return out;
 }
