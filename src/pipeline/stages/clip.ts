@@ -372,7 +372,6 @@ export function clipStage(
       const matched = ownScores[k.sentence]?.matched ?? [];
       if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
     }
-    const label = speakerLabel ? SPEAKER_LABEL.exec(text)?.[0] : undefined;
     let content: string;
     if (allowance !== undefined && kept.length > 1 && estimate(index, text, kept, costing) + 2 > allowance) {
       // Best sentences first while the memory stays within its allowance (estimated from the sentences'
@@ -390,7 +389,7 @@ export function clipStage(
       }
       kept.length = taken;
       insertionSorted(kept, BY_SENTENCE);
-      content = assembleKept(text, own, kept, label);
+      content = assembleKept(text, own, kept, speakerLabel);
       while (kept.length > 1 && count(content) > allowance) {
         // The worst: the lowest score, ties the later sentence.
         let worst = 0;
@@ -401,10 +400,10 @@ export function clipStage(
         }
         for (let x = worst + 1; x < kept.length; x++) kept[x - 1] = kept[x] as KeptSentence;
         kept.length--;
-        content = assembleKept(text, own, kept, label);
+        content = assembleKept(text, own, kept, speakerLabel);
       }
     } else {
-      content = assembleKept(text, own, kept, label);
+      content = assembleKept(text, own, kept, speakerLabel);
     }
     if (content === text) return { ...item, originalLength: text.length };
     // The trace numbers sentences from 1, as people count them (docs/policy.md#the-explain-trace).
@@ -468,7 +467,8 @@ function estimate(
 }
 
 /**
- * `assembleSentences` of these kept sentences, after the speaker's `label` when the first sentence is left out.
+ * `assembleSentences` of these kept sentences, after the text's speaker label (`Maya: `) when `speakerLabel` is on
+ * and the first sentence is left out (looked for only then: most clipped memories keep their first sentence).
  * Their indexes go through one buffer shared by every call (synchronous, never re-entered): a memory may be
  * assembled a few times while its allowance is fitted, and each would otherwise make its own list.
  */
@@ -476,13 +476,14 @@ function assembleKept(
   text: string,
   spans: readonly SentenceSpan[],
   kept: readonly KeptSentence[],
-  label: string | undefined,
+  speakerLabel: boolean,
 ): string {
   if (KEPT_SCRATCH.length < kept.length)
     KEPT_SCRATCH = new Int32Array(Math.max(kept.length, 2 * KEPT_SCRATCH.length));
   for (let k = 0; k < kept.length; k++) KEPT_SCRATCH[k] = (kept[k] as KeptSentence).sentence;
   const assembled = assembleSentences(text, spans, KEPT_SCRATCH, kept.length);
-  return label !== undefined && (kept[0]?.sentence ?? 0) > 0 ? `${label}${assembled}` : assembled;
+  const label = speakerLabel && (kept[0]?.sentence ?? 0) > 0 ? SPEAKER_LABEL.exec(text)?.[0] : undefined;
+  return label === undefined ? assembled : `${label}${assembled}`;
 }
 
 /** `assembleKept`'s indexes. */
