@@ -5,11 +5,14 @@ import { RequestIndex } from "../text/request-index";
 import { type SentenceSpan, sentenceSpans } from "../text/sentences";
 import { SPEAKER_LABEL } from "../text/speaker";
 import { holdsNewSpecific, questionKeys } from "../text/specifics";
-import type { KeptSentence, StageContext, StageResult, TraceChange, WorkItem } from "../types";
+import type { KeptSentence, StageContext, StageResult, Tokenizer, TraceChange, WorkItem } from "../types";
 
 export const CLIP_MARKER = "...";
 /** Between two kept sentences of `relevant` mode that were not next to each other, and where its ends were cut. */
 export const OMISSION = " ... ";
+/** `OMISSION` before the first kept sentence and after the last, trimmed once here rather than per memory. */
+const LEADING_OMISSION = OMISSION.trimStart();
+const TRAILING_OMISSION = OMISSION.trimEnd();
 
 export interface ClipResult {
   content: string;
@@ -99,8 +102,11 @@ export function selectSentences(
   if (WHY_SCRATCH.length < n) WHY_SCRATCH = new Uint8Array(Math.max(n, 2 * WHY_SCRATCH.length));
   const why = WHY_SCRATCH;
   why.fill(0, 0, n);
-  const anchors: number[] = [];
-  while (anchors.length < max) {
+  // The picks, in order, in a buffer shared by every call (each a different sentence: at most `n` of them).
+  if (ANCHOR_SCRATCH.length < n) ANCHOR_SCRATCH = new Int32Array(Math.max(n, 2 * ANCHOR_SCRATCH.length));
+  const anchors = ANCHOR_SCRATCH;
+  let picked = 0;
+  while (picked < max) {
     let best = -1;
     for (let i = 0; i < n; i++) {
       const e = effective[i] ?? 0;
@@ -108,14 +114,15 @@ export function selectSentences(
     }
     if (best < 0) break;
     why[best] = (scores[best]?.score ?? 0) > 0 ? MATCH : CONTEXT;
-    anchors.push(best);
+    anchors[picked++] = best;
   }
-  let kept = anchors.length;
+  let kept = picked;
   if (kept === 0) {
     for (let i = 0; i < Math.min(max, n); i++) why[i] = LEADING;
   } else {
     for (let distance = 1; kept < max && distance < n; distance++) {
-      for (const a of anchors) {
+      for (let p = 0; p < picked; p++) {
+        const a = anchors[p] ?? 0;
         for (let side = 0; side < 2 && kept < max; side++) {
           const i = side === 0 ? a + distance : a - distance;
           if (i >= 0 && i < n && why[i] === 0) {
@@ -126,20 +133,26 @@ export function selectSentences(
       }
     }
   }
-  const out: KeptSentence[] = [];
+  // Made at its final size: a list grown by `push` from empty reserves 17 slots for the few kept sentences.
+  let total = 0;
+  for (let i = 0; i < n; i++) if (why[i] !== 0) total++;
+  const out: KeptSentence[] = new Array(total);
+  let o = 0;
   for (let i = 0; i < n; i++) {
     const w = why[i] ?? 0;
     if (w === 0) continue;
     const k: KeptSentence = { sentence: i, why: WHY[w] ?? "leading", score: effective[i] ?? 0 };
     const added = extra?.[i] ?? 0;
     if (added > 0) k.answer = Math.round(added * 1e6) / 1e6;
-    out.push(k);
+    out[o++] = k;
   }
   return out;
 }
 
 /** `selectSentences`' per-sentence marks, one buffer for every call (it is synchronous and never re-entered). */
 let WHY_SCRATCH = new Uint8Array(64);
+/** `selectSentences`' picks, likewise. */
+let ANCHOR_SCRATCH = new Int32Array(8);
 /** `selectSentences`' effective scores, likewise. */
 let EFFECTIVE_SCRATCH = new Float64Array(64);
 /** The clip stage's answer boosts per sentence of the memory being clipped, likewise. */
@@ -168,15 +181,20 @@ export function answerValue(
   return fit >= 1 ? fit : Math.max(fit, SPECIFIC * holdsNewSpecific(text, questionWords, start, end));
 }
 
-/** Closing quotes and brackets that may follow a sentence's question mark. */
-const CLOSERS = `"'”’»)]`;
+/**
+ * Whether a code unit closes a quote or bracket that may follow a sentence's question mark: `"'”’»)]`. Compared
+ * as char codes: `charAt` would make a string of each (a new one for a character past U+00FF).
+ */
+function closes(c: number): boolean {
+  return c === 0x22 || c === 0x27 || c === 0x201d || c === 0x2019 || c === 0xbb || c === 0x29 || c === 0x5d;
+}
 
-/** Whether the sentence ends in a question mark (closing quotes or brackets after it allowed). */
+/** Whether the sentence ends in a question mark (`?` or `？`; closing quotes or brackets after it allowed). */
 function asks(text: string, start: number, end: number): boolean {
   let i = end - 1;
-  while (i >= start && (CLOSERS.includes(text.charAt(i)) || text.charCodeAt(i) <= 32)) i--;
-  const c = text.charAt(i);
-  return i >= start && (c === "?" || c === "？");
+  while (i >= start && (closes(text.charCodeAt(i)) || text.charCodeAt(i) <= 32)) i--;
+  const c = text.charCodeAt(i);
+  return i >= start && (c === 0x3f || c === 0xff1f);
 }
 
 /**
@@ -193,7 +211,7 @@ export const FAR = 0.5;
 
 /**
  * `clip.answerNeighbour`: what each sentence adds to its effective score for holding an answer — `weight` × its
- * `value(j)` (0–1, `answerValue`) × the memory's best effective score (so the added part is on the memory's own
+ * `value[j]` (0–1, `answerValue`) × the memory's best effective score (so the added part is on the memory's own
  * scale; 1 when no sentence matches, e.g. a reply turn), in full for a sentence that matches or is next to one
  * that does (or when none does), `FAR` of it further away. A sentence beside the best match that holds the kind
  * of answer asked for then outranks the match when the match holds none (CARRY + weight > 1), and a match that
@@ -203,7 +221,8 @@ export function answerValues(
   scores: readonly SentenceScore[],
   boost: ArrayLike<number> | undefined,
   weight: number,
-  value: (j: number) => number,
+  /** Each sentence's `answerValue`. */
+  value: ArrayLike<number>,
 ): Float64Array {
   const n = scores.length;
   if (EXTRA_SCRATCH.length < n) EXTRA_SCRATCH = new Float64Array(Math.max(n, 2 * EXTRA_SCRATCH.length));
@@ -216,7 +235,7 @@ export function answerValues(
   const unit = best > 0 ? best : 1;
   for (let i = 0; i < n; i++) {
     out[i] = 0;
-    const v = value(i);
+    const v = value[i] ?? 0;
     if (v === 0) continue;
     const near =
       best === 0 ||
@@ -230,6 +249,8 @@ export function answerValues(
 
 /** `answerValues`' buffer. */
 let EXTRA_SCRATCH = new Float64Array(64);
+/** The clip stage's `answerValue` per sentence of the memory being clipped, read by `answerValues` (likewise). */
+let VALUE_SCRATCH = new Float64Array(64);
 
 /**
  * The kept sentences as they stand in `text`: each run of consecutive kept sentences is one verbatim slice
@@ -240,25 +261,27 @@ let EXTRA_SCRATCH = new Float64Array(64);
 export function assembleSentences(
   text: string,
   spans: readonly SentenceSpan[],
-  kept: readonly number[],
+  kept: ArrayLike<number>,
+  /** How many of `kept` (a shared buffer may be longer). */
+  length = kept.length,
 ): string {
   let out = "";
   let i = 0;
-  while (i < kept.length) {
+  while (i < length) {
     let j = i;
-    while (j + 1 < kept.length && (kept[j + 1] ?? 0) === (kept[j] ?? 0) + 1) j++;
+    while (j + 1 < length && (kept[j + 1] ?? 0) === (kept[j] ?? 0) + 1) j++;
     const start = spans[kept[i] ?? 0]?.start ?? 0;
     const end = spans[kept[j] ?? 0]?.end ?? text.length;
     if (i === 0) {
-      if ((kept[0] ?? 0) > 0) out += OMISSION.trimStart();
+      if ((kept[0] ?? 0) > 0) out += LEADING_OMISSION;
     } else {
       out += OMISSION;
     }
     out += text.slice(start, end);
     i = j + 1;
   }
-  const last = kept[kept.length - 1] ?? 0;
-  if (last < spans.length - 1 && !endsWithEllipsis(out)) out += OMISSION.trimEnd();
+  const last = kept[length - 1] ?? 0;
+  if (last < spans.length - 1 && !endsWithEllipsis(out)) out += TRAILING_OMISSION;
   return out;
 }
 
@@ -304,86 +327,89 @@ export function clipStage(
   const tokenizer = ctx?.tokenizer;
   const count = (text: string) => tokenizer?.count(text) ?? 0;
   const out = items.map((item, i): WorkItem => {
+    const text = item.content;
     const own = spans[i] ?? [];
     const last = own[own.length - 1];
     // Each sentence counted once, when first needed; a memory's count is estimated as their sum (BPE across a
     // joint differs by a token or so), and the clipped text is counted exactly once at the end.
     const counted = tokenizer !== undefined && allowance !== undefined && own.length > 1;
-    const estimate = (chosen: readonly number[]) => {
-      let sum = 0;
-      for (const j of chosen) sum += (counted ? index.sentenceTokens(item.content, j, tokenizer) : 0) + 1;
-      return sum;
-    };
+    const costing = counted ? tokenizer : undefined;
     // Whether all its sentences are over the allowance: the sum only grows, so counting stops once it is over
     // (and a memory with more sentences than `clipSentences` is clipped anyway).
     let overAllowance = false;
     if (allowance !== undefined && counted && own.length <= max) {
       let sum = 0;
       for (let j = 0; j < own.length && sum <= allowance; j++)
-        sum += index.sentenceTokens(item.content, j, tokenizer) + 1;
+        sum += index.sentenceTokens(text, j, tokenizer) + 1;
       overAllowance = sum > allowance;
     }
     if ((own.length <= max && !overAllowance) || last === undefined)
-      return { ...item, originalLength: item.content.length };
+      return { ...item, originalLength: text.length };
     let boost: Float64Array | undefined;
     if (answerAware && answerType !== undefined) {
       if (BOOST_SCRATCH.length < own.length)
         BOOST_SCRATCH = new Float64Array(Math.max(own.length, 2 * BOOST_SCRATCH.length));
       boost = BOOST_SCRATCH;
-      for (let j = 0; j < own.length; j++)
-        boost[j] = ANSWER_BOOST * index.answerFit(item.content, j, answerType);
+      for (let j = 0; j < own.length; j++) boost[j] = ANSWER_BOOST * index.answerFit(text, j, answerType);
     }
     const ownScores = scores[i] ?? [];
     let extra: Float64Array | undefined;
     if (neighbour !== undefined) {
       keys ??= questionKeys(query);
-      const questionWords = keys;
-      extra = answerValues(ownScores, boost, neighbour, (j) => {
+      const n = ownScores.length;
+      if (VALUE_SCRATCH.length < n) VALUE_SCRATCH = new Float64Array(Math.max(n, 2 * VALUE_SCRATCH.length));
+      const values = VALUE_SCRATCH;
+      for (let j = 0; j < n; j++) {
         const span = own[j] as SentenceSpan;
-        const fit = answerType === undefined ? 0 : index.answerFit(item.content, j, answerType);
-        return answerValue(item.content, span.start, span.end, answerType, fit, questionWords);
-      });
+        const fit = answerType === undefined ? 0 : index.answerFit(text, j, answerType);
+        values[j] = answerValue(text, span.start, span.end, answerType, fit, keys);
+      }
+      extra = answerValues(ownScores, boost, neighbour, values);
     }
-    let kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
+    // This memory's own list (and entries): trimmed, reordered and renumbered in place below.
+    const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
     for (const k of kept) {
       const matched = ownScores[k.sentence]?.matched ?? [];
       if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
     }
-    const label = speakerLabel ? SPEAKER_LABEL.exec(item.content)?.[0] : undefined;
-    const assemble = (chosen: readonly KeptSentence[]) => {
-      const text = assembleSentences(
-        item.content,
-        own,
-        chosen.map((k) => k.sentence),
-      );
-      return label !== undefined && (chosen[0]?.sentence ?? 0) > 0 ? `${label}${text}` : text;
-    };
-    let content = assemble(kept);
-    if (allowance !== undefined && kept.length > 1 && estimate(kept.map((k) => k.sentence)) + 2 > allowance) {
+    let content: string;
+    if (allowance !== undefined && kept.length > 1 && estimate(index, text, kept, costing) + 2 > allowance) {
       // Best sentences first while the memory stays within its allowance (estimated from the sentences'
       // counts, then checked exactly: the worst kept sentence goes while the text is over); at least the best one.
-      const byValue = insertionSorted([...kept], (a, b) => b.score - a.score || a.sentence - b.sentence);
-      let chosen: KeptSentence[] = [byValue[0] as KeptSentence];
-      for (const k of byValue.slice(1)) {
-        const next = [...chosen, k];
-        if (estimate(next.map((x) => x.sentence)) + 2 <= allowance) chosen = next;
+      insertionSorted(kept, BY_VALUE);
+      let sum = sentenceCost(index, text, (kept[0] as KeptSentence).sentence, costing);
+      let taken = 1;
+      for (let r = 1; r < kept.length; r++) {
+        const k = kept[r] as KeptSentence;
+        const cost = sentenceCost(index, text, k.sentence, costing);
+        if (sum + cost + 2 <= allowance) {
+          kept[taken++] = k;
+          sum += cost;
+        }
       }
-      insertionSorted(chosen, (a, b) => a.sentence - b.sentence);
-      content = assemble(chosen);
-      while (chosen.length > 1 && count(content) > allowance) {
-        const worst = chosen.reduce((w, x) =>
-          x.score < w.score || (x.score === w.score && x.sentence > w.sentence) ? x : w,
-        );
-        chosen = chosen.filter((x) => x !== worst);
-        content = assemble(chosen);
+      kept.length = taken;
+      insertionSorted(kept, BY_SENTENCE);
+      content = assembleKept(text, own, kept, speakerLabel);
+      while (kept.length > 1 && count(content) > allowance) {
+        // The worst: the lowest score, ties the later sentence.
+        let worst = 0;
+        for (let x = 1; x < kept.length; x++) {
+          const a = kept[x] as KeptSentence;
+          const w = kept[worst] as KeptSentence;
+          if (a.score < w.score || (a.score === w.score && a.sentence > w.sentence)) worst = x;
+        }
+        for (let x = worst + 1; x < kept.length; x++) kept[x - 1] = kept[x] as KeptSentence;
+        kept.length--;
+        content = assembleKept(text, own, kept, speakerLabel);
       }
-      kept = chosen;
+    } else {
+      content = assembleKept(text, own, kept, speakerLabel);
     }
-    if (content === item.content) return { ...item, originalLength: item.content.length };
+    if (content === text) return { ...item, originalLength: text.length };
     // The trace numbers sentences from 1, as people count them (docs/policy.md#the-explain-trace).
-    const numbered = kept.map((k) => ({ ...k, sentence: k.sentence + 1 }));
-    changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept: numbered } });
-    return { ...item, content, originalLength: item.content.length };
+    for (const k of kept) k.sentence += 1;
+    changes.push({ id: item.id, reason: "clipped", sentences: { total: own.length, kept } });
+    return { ...item, content, originalLength: text.length };
   });
   const detail: Record<string, string | number> = {
     clipSentences: max,
@@ -412,6 +438,56 @@ function insertionSorted<T>(list: T[], order: (a: T, b: T) => number): T[] {
   }
   return list;
 }
+
+/** Best first (ties: the earlier sentence): the order in which the allowance takes kept sentences. */
+const BY_VALUE = (a: KeptSentence, b: KeptSentence): number => b.score - a.score || a.sentence - b.sentence;
+/** In the memory's order. */
+const BY_SENTENCE = (a: KeptSentence, b: KeptSentence): number => a.sentence - b.sentence;
+
+/** What a sentence adds to a memory's estimated count: its tokens (with a `tokenizer`, else none) and 1. */
+function sentenceCost(
+  index: RequestIndex,
+  text: string,
+  sentence: number,
+  tokenizer: Tokenizer | undefined,
+): number {
+  return (tokenizer === undefined ? 0 : index.sentenceTokens(text, sentence, tokenizer)) + 1;
+}
+
+/** A memory's estimated count with these sentences kept: the sum of their `sentenceCost`s. */
+function estimate(
+  index: RequestIndex,
+  text: string,
+  kept: readonly KeptSentence[],
+  tokenizer: Tokenizer | undefined,
+): number {
+  let sum = 0;
+  for (const k of kept) sum += sentenceCost(index, text, k.sentence, tokenizer);
+  return sum;
+}
+
+/**
+ * `assembleSentences` of these kept sentences, after the text's speaker label (`Maya: `) when `speakerLabel` is on
+ * and the first sentence is left out (looked for only then: most clipped memories keep their first sentence).
+ * Their indexes go through one buffer shared by every call (synchronous, never re-entered): a memory may be
+ * assembled a few times while its allowance is fitted, and each would otherwise make its own list.
+ */
+function assembleKept(
+  text: string,
+  spans: readonly SentenceSpan[],
+  kept: readonly KeptSentence[],
+  speakerLabel: boolean,
+): string {
+  if (KEPT_SCRATCH.length < kept.length)
+    KEPT_SCRATCH = new Int32Array(Math.max(kept.length, 2 * KEPT_SCRATCH.length));
+  for (let k = 0; k < kept.length; k++) KEPT_SCRATCH[k] = (kept[k] as KeptSentence).sentence;
+  const assembled = assembleSentences(text, spans, KEPT_SCRATCH, kept.length);
+  const label = speakerLabel && (kept[0]?.sentence ?? 0) > 0 ? SPEAKER_LABEL.exec(text)?.[0] : undefined;
+  return label === undefined ? assembled : `${label}${assembled}`;
+}
+
+/** `assembleKept`'s indexes. */
+let KEPT_SCRATCH = new Int32Array(8);
 
 function clipResult(
   input: readonly WorkItem[],

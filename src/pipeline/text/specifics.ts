@@ -21,6 +21,9 @@ const QUOTED = /["“„«»]\s?(\p{L}[^"“”„«»]{1,60}?)\s?["”“»«]/
 const QUERY_WORDS = /[\p{L}\p{M}\p{N}]+/gu;
 /** A word's key for "is it in the question": its first four code units, lower-cased. */
 const keyOf = (word: string): string => word.slice(0, 4).toLowerCase();
+/** `keyOf(text.slice(start, end))`, without cutting out the whole word first. */
+const keyAt = (text: string, start: number, end: number): string =>
+  text.slice(start, Math.min(end, start + 4)).toLowerCase();
 
 /** The question's word keys (`keyOf` of each word), for `holdsNewSpecific`. */
 export function questionKeys(query: string): Set<string> {
@@ -69,7 +72,7 @@ export function holdsNewSpecific(
       digit ||= (kn & DIGIT) !== 0;
       i += next > 0xffff ? 2 : 1;
     }
-    if ((digit || (capitalized && !first)) && !keys.has(keyOf(text.slice(at, i)))) return 1;
+    if ((digit || (capitalized && !first)) && !keys.has(keyAt(text, at, i))) return 1;
     first = false;
   }
   return 0;
