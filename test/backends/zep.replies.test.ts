@@ -144,8 +144,10 @@ describe("Zep reply turns (retrieval.replies)", () => {
       },
     );
     const got = await search(true, "puppy", 400);
-    // Given up REPLY_MARGIN_MS (50 ms) before the backend timeout: the search answers in time.
-    expect(searchMs).toBeLessThan(400);
+    // Given up REPLY_MARGIN_MS (50 ms) before the backend timeout (at ~350 ms; ~380 ms alone on an idle machine).
+    // The bound leaves room for a loaded CI machine's late timers (483 ms in one clean-clone CI run) and is half the thread
+    // call's 2,000 ms: a search that waited for it fails.
+    expect(searchMs).toBeLessThan(1000);
     expect(got.map((c) => c.id)).toEqual(["q1", "q2", "q3"]);
   });
 
