@@ -39,23 +39,40 @@ interface ThreadMessage {
   role?: Role;
 }
 
+/**
+ * The thread with the most question turns among turns read best first (a later thread takes over only with strictly
+ * more); the user's own graph (`user:<id>`) is no thread. One rule for the merged candidates (`pickThread`) and for
+ * the episodes scope's answer read ahead (`predictThread`), so the two choose alike.
+ */
+class QuestionTally {
+  private readonly counts = new Map<string, number>();
+  private readonly userThread: string;
+  best: string | undefined;
+
+  constructor(
+    userId: string,
+    private readonly questionAt: QuestionAt | undefined,
+  ) {
+    this.userThread = `user:${userId}`;
+  }
+
+  add(thread: string, content: string): void {
+    if (thread === this.userThread || !asksQuestion(content, this.questionAt)) return;
+    const n = (this.counts.get(thread) ?? 0) + 1;
+    this.counts.set(thread, n);
+    if (this.best === undefined || n > (this.counts.get(this.best) ?? 0)) this.best = thread;
+  }
+}
+
 /** The thread whose question episodes get replies, and those questions; undefined when there is none. */
 function pickThread(
   candidates: readonly Candidate[],
   userId: string,
   questionAt: QuestionAt | undefined,
 ): string | undefined {
-  const counts = new Map<string, number>();
-  let best: string | undefined;
-  for (const c of candidates) {
-    if (c.type !== "message" || c.sessionId === `user:${userId}` || !asksQuestion(c.content, questionAt))
-      continue;
-    const n = (counts.get(c.sessionId) ?? 0) + 1;
-    counts.set(c.sessionId, n);
-    // Candidates come best first: a later thread takes over only with strictly more questions.
-    if (best === undefined || n > (counts.get(best) ?? 0)) best = c.sessionId;
-  }
-  return best;
+  const tally = new QuestionTally(userId, questionAt);
+  for (const c of candidates) if (c.type === "message") tally.add(c.sessionId, c.content);
+  return tally.best;
 }
 
 function messagesOf(answer: unknown): ThreadMessage[] {
@@ -162,19 +179,16 @@ function predictThread(
 ): string | undefined {
   if (!isRecord(results) || !Array.isArray(results.episodes)) return undefined;
   const items = results.episodes;
-  const user = `user:${userId}`;
-  const counts = new Map<string, number>();
-  let best: string | undefined;
+  const tally = new QuestionTally(userId, questionAt);
   for (let i = 0; i < items.length && i < limit; i++) {
     const item: unknown = items[i];
     if (!isRecord(item) || typeof item.content !== "string" || item.content.trim() === "") continue;
-    const thread = typeof item.thread_id === "string" && item.thread_id !== "" ? item.thread_id : user;
-    if (thread === user || !asksQuestion(item.content, questionAt)) continue;
-    const n = (counts.get(thread) ?? 0) + 1;
-    counts.set(thread, n);
-    if (best === undefined || n > (counts.get(best) ?? 0)) best = thread;
+    // An episode without a thread is the user's graph, as the candidates' mapping says (map.ts).
+    const thread =
+      typeof item.thread_id === "string" && item.thread_id !== "" ? item.thread_id : `user:${userId}`;
+    tally.add(thread, item.content);
   }
-  return best;
+  return tally.best;
 }
 
 /**
