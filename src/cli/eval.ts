@@ -22,6 +22,7 @@ import { evalText } from "../eval/report-text";
 import {
   diffPolicies,
   evaluatePolicy,
+  fetchModeOf,
   type PolicyReport,
   type PolicyUnderTest,
   type RecordedSets,
@@ -29,7 +30,7 @@ import {
 import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
 import { versusOf } from "../eval/versus";
 import { compilePolicyFile } from "../policy/compile";
-import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
+import { BACKEND_NAMES, type BackendName, type Policy, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
 
 export interface EvalOptions {
@@ -203,16 +204,18 @@ async function candidatesFor(
   }
   const backend = await backendFor(name, env, opts.data);
   try {
-    // Policies that take replies and policies that do not each get the candidates their own fetch would give.
-    const modes = [...new Set(subjects.map((s) => s.compiled.policy.retrieval.replies))];
-    const fetched = new Map<boolean, RecordedCandidates[]>();
-    for (const replies of modes) {
-      // Which turns ask a question (`retrieval.questionAt`): as the first policy of this mode says.
-      const { questionAt } = (
-        subjects.find((s) => s.compiled.policy.retrieval.replies === replies)?.compiled.policy ?? first
-      ).retrieval;
+    // Each way of fetching (fetchModeOf: without replies, or with them by `retrieval.questionAt`) gets the
+    // candidates its own fetch would give, so no policy is scored on another policy's reply turns.
+    const modes = new Map<string, Policy>();
+    for (const { compiled } of subjects) {
+      const mode = fetchModeOf(compiled.policy);
+      if (!modes.has(mode)) modes.set(mode, compiled.policy);
+    }
+    const fetched = new Map<string, RecordedCandidates[]>();
+    for (const [mode, policy] of modes) {
+      const { replies, questionAt } = policy.retrieval;
       fetched.set(
-        replies,
+        mode,
         await fetchCandidates(questions, {
           backend,
           limit,
@@ -220,18 +223,22 @@ async function candidatesFor(
           policy: { ...first, retrieval: { ...first.retrieval, replies, questionAt } },
           timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
           concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
-          onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,
+          onProgress: progress
+            ? (done, total) =>
+                progress(
+                  modes.size > 1 ? `fetching candidates (${mode})` : "fetching candidates",
+                  done,
+                  total,
+                )
+            : undefined,
         }),
       );
     }
-    const withReplies = fetched.get(true);
-    const plain = fetched.get(false);
-    const recorded: RecordedCandidates[] | RecordedSets =
-      withReplies !== undefined && plain !== undefined
-        ? { replies: withReplies, plain }
-        : (withReplies ?? plain ?? []);
-    // A recorded file holds one fetch: the one with replies when a policy takes them.
-    if (opts.record !== undefined) await writeRecordedFile(opts.record, withReplies ?? plain ?? []);
+    const only = fetched.size === 1 ? [...fetched.values()][0] : undefined;
+    const recorded: RecordedCandidates[] | RecordedSets = only ?? { byMode: fetched };
+    // A recorded file holds one fetch: that of the first policy taking replies, else the first policy's.
+    const kept = [...modes.keys()].find((m) => m !== "plain") ?? fetchModeOf(first);
+    if (opts.record !== undefined) await writeRecordedFile(opts.record, fetched.get(kept) ?? []);
     const where = name === "local" ? ` ${opts.data ?? env.MEMGATE_LOCAL_DATA}` : "";
     return {
       recorded,
@@ -307,8 +314,10 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
           );
     if (sweep !== undefined && opts.chart !== undefined) await writeChart(opts.chart, sweep);
     const gateResults = checkGates(reports, gates);
-    const failedFetches = (Array.isArray(recorded) ? recorded : recorded.replies).filter(
-      (r) => r.error !== undefined,
+    // Questions whose fetch failed, in any of the run's fetch modes.
+    const fetches = Array.isArray(recorded) ? [recorded] : [...recorded.byMode.values()];
+    const failedFetches = questions.filter((_, i) =>
+      fetches.some((lines) => lines[i]?.error !== undefined),
     ).length;
     const users = new Set(questions.map((q) => q.userId)).size;
 

@@ -3,6 +3,7 @@ import { firstCandidates } from "../pipeline/candidate";
 import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
+import type { Policy } from "../policy/schema";
 import type { RecordedCandidates } from "./candidates";
 import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch, UNANSWERABLE } from "./golden";
 import { turnTimeOf } from "./turn-time";
@@ -257,13 +258,19 @@ export function groupBy(
 }
 
 /**
- * The candidates of a run where some policies take replies (`retrieval.replies`) and some do not: fetched both ways,
- * so a policy without replies sees exactly the backend's own list (a backend that adds replies also moves the ones
- * it found lower up to their question).
+ * How a policy's candidates are fetched: without reply turns (`plain`), or with them and by which turns ask a
+ * question (`replies:end`, `replies:anywhere`; policy `retrieval.replies`, `retrieval.questionAt`). Two policies of
+ * one mode get the same candidates from a backend; two modes may not (a backend that adds replies also moves the
+ * ones it found lower up to their question, and `anywhere` finds more questions than `end`).
  */
+export function fetchModeOf(policy: Policy): string {
+  const { replies, questionAt } = policy.retrieval;
+  return replies === true ? `replies:${questionAt ?? "end"}` : "plain";
+}
+
+/** The candidates of a run whose policies fetch in more than one way: one list per mode (`fetchModeOf`). */
 export interface RecordedSets {
-  replies: readonly RecordedCandidates[];
-  plain: readonly RecordedCandidates[];
+  byMode: ReadonlyMap<string, readonly RecordedCandidates[]>;
 }
 
 function isSets(r: readonly RecordedCandidates[] | RecordedSets): r is RecordedSets {
@@ -279,7 +286,9 @@ export function evaluatePolicy(
 ): PolicyReport {
   const { policy, hash } = subject.compiled;
   const take = policy.retrieval.topK * policy.retrieval.overfetch;
-  const lines = isSets(recorded) ? (policy.retrieval.replies ? recorded.replies : recorded.plain) : recorded;
+  const lines = isSets(recorded) ? recorded.byMode.get(fetchModeOf(policy)) : recorded;
+  if (lines === undefined)
+    throw new Error(`no candidates fetched for ${fetchModeOf(policy)} (${subject.label})`);
   const outcomes = questions.map((q, i) => {
     const r = lines[i];
     if (r === undefined) throw new Error(`no candidates for question ${q.id}`);

@@ -222,6 +222,63 @@ describe("memgate eval", () => {
     expect(JSON.parse(run.out).policies.map((p: { label: string }) => p.label)).toEqual(["lead", "rel"]);
   });
 
+  test("each policy is scored on its own fetch: reply turns by its own retrieval.questionAt, whatever else runs", async () => {
+    // "anywhere" counts ana's turn as a question (a question mark mid-turn) and brings its reply, which holds the
+    // answer; "end" does not. Run together, "end" must not be scored on the reply turns "anywhere" fetched.
+    const memories = file(
+      "ana.jsonl",
+      jsonl([
+        {
+          id: "a-1",
+          userId: "ana",
+          type: "message",
+          role: "user",
+          sessionId: "s-5",
+          timestamp: "2026-06-01T10:00:00Z",
+          content: "Ha, which bakery did you recommend for the cake? I forgot again. Anyway, thanks.",
+        },
+        {
+          id: "a-2",
+          userId: "ana",
+          type: "message",
+          role: "assistant",
+          sessionId: "s-5",
+          timestamp: "2026-06-01T10:01:00Z",
+          content: "It was Crumb and Co on Dale Road.",
+        },
+      ]),
+    );
+    const questions = file(
+      "ana-golden.jsonl",
+      jsonl([
+        {
+          id: "qa",
+          userId: "ana",
+          query: "which bakery did you recommend for the cake?",
+          category: "single-hop",
+          lang: "en",
+          expectedIds: ["a-2"],
+          answers: ["Crumb and Co"],
+        },
+      ]),
+    );
+    const policy = (name: string, retrieval: string) =>
+      file(`${name}.yaml`, `name: ${name}\nversion: 1\nretrieval: { topK: 8, minScore: 0, ${retrieval} }\n`);
+    const anywhere = policy("anywhere", "replies: true, questionAt: anywhere");
+    const end = policy("end", "replies: true, questionAt: end");
+    const plain = policy("plain", "replies: false");
+    const run = async (...policies: string[]) => {
+      const args = ["eval", "--golden", questions, "--backend", "local", "--data", memories, "--json"];
+      const r = await cli(...args, ...policies.flatMap((p) => ["--policy", p]));
+      expect(r.err).toBe("");
+      const report = JSON.parse(r.out) as { policies: { label: string; overall: { answerKept: number } }[] };
+      return Object.fromEntries(report.policies.map((p) => [p.label, p.overall.answerKept]));
+    };
+    const together = await run(anywhere, end, plain);
+    expect(together).toEqual({ anywhere: 1, end: 0, plain: 0 });
+    expect(together).toEqual({ ...(await run(anywhere)), ...(await run(end)), ...(await run(plain)) });
+  });
+
   test.each([
     [
       "a golden line without a query",
