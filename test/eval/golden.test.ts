@@ -101,7 +101,14 @@ interface Overall {
 }
 interface Report {
   policies: Array<{ label: string; overall: Overall; byCategory: Record<string, Overall> }>;
-  versus?: { policy: string; baseline: string; tokensRatio: number; notAhead: string[] };
+  versus?: {
+    policy: string;
+    baseline: string;
+    tokensRatio: number;
+    notAhead: string[];
+    overTokens: string[];
+    tokensByCategory: Array<{ category: string; ratio: number }>;
+  };
 }
 
 async function evalJson(golden: string, data: string, policies: string[]): Promise<Report> {
@@ -153,6 +160,38 @@ describe("the shipped default policy, measured on the long-conversation golden s
     expect(report.versus).toMatchObject({ policy: "default", baseline: "top20-whole", notAhead: [] });
     expect(report.versus?.tokensRatio).toBeLessThanOrEqual(0.6);
   }, 180_000);
+});
+
+describe("the candidate default v8 (eval/policies/default-v8.yaml), measured on the long-conversation golden set", () => {
+  test("keeps the answer more often than the backend's top 20 whole with at most 60 % of its tokens in every category, and more than v7", async () => {
+    const long = join(ROOT, "eval/golden/long");
+    // The candidate first: `memgate eval`'s "… vs top20-whole" line is about the run's first policy.
+    const report = await evalJson(long, long, [
+      join(ROOT, "eval/policies/default-v8.yaml"),
+      join(ROOT, "policies/default.yaml"),
+      join(ROOT, "eval/policies/top20-whole.yaml"),
+    ]);
+    const v8 = policyOf(report, "default-v8");
+    const v7 = policyOf(report, "default");
+    const whole = policyOf(report, "top20-whole");
+    expect(report.versus).toMatchObject({
+      policy: "default-v8",
+      baseline: "top20-whole",
+      notAhead: [],
+      overTokens: [],
+    });
+    const categories = ["multi-hop", "open-domain", "single-hop", "temporal", "unanswerable"];
+    expect(report.versus?.tokensByCategory.map((t) => t.category)).toEqual(categories);
+    for (const category of categories) {
+      expect(v8.byCategory[category]?.tokensMean ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(
+        0.6 * (whole.byCategory[category]?.tokensMean ?? 0),
+      );
+    }
+    // Not bought with answers or evidence: at least v7's, for fewer tokens.
+    expect(v8.overall.answerKept).toBeGreaterThanOrEqual(v7.overall.answerKept);
+    expect(v8.overall.evidenceRecall).toBeGreaterThanOrEqual(v7.overall.evidenceRecall);
+    expect(v8.overall.tokensMean).toBeLessThanOrEqual(v7.overall.tokensMean);
+  }, 240_000);
 });
 
 describe("the shipped default policy, measured on the basic golden set as `npm run eval:basic` does", () => {
