@@ -26,10 +26,11 @@ import {
   type PolicyUnderTest,
   type RecordedSets,
 } from "../eval/run";
+import { ExpansionSearches } from "../eval/searches";
 import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
 import { versusOf } from "../eval/versus";
 import { compilePolicyFile } from "../policy/compile";
-import { BACKEND_NAMES, type BackendName, SEARCH_TYPES } from "../policy/schema";
+import { BACKEND_NAMES, type BackendName, type Policy, SEARCH_TYPES } from "../policy/schema";
 import { type CliIo, EXIT_FAILURE, EXIT_INVALID, EXIT_OK } from "./io";
 
 export interface EvalOptions {
@@ -154,6 +155,10 @@ function backendFor(name: BackendName, env: Env, dataFile: string | undefined): 
 interface Sourced {
   recorded: RecordedCandidates[] | RecordedSets;
   source: string;
+  /** The expansion round's second searches: from the recorded file, or the live backend (src/eval/searches.ts). */
+  searches: ExpansionSearches;
+  /** After the run: writes `--record` (with the expansion searches it sent) and closes the backend. */
+  finish: () => Promise<void>;
 }
 
 async function candidatesFor(
@@ -169,7 +174,12 @@ async function candidatesFor(
       );
     }
     const recorded = matchRecorded(questions, await loadRecordedFile(opts.candidates), opts.candidates);
-    return { recorded, source: `recorded in ${opts.candidates}` };
+    return {
+      recorded,
+      source: `recorded in ${opts.candidates}`,
+      searches: new ExpansionSearches(),
+      finish: async () => undefined,
+    };
   }
   let env: Env;
   try {
@@ -202,27 +212,30 @@ async function candidatesFor(
     );
   }
   const backend = await backendFor(name, env, opts.data);
+  const timeoutMs = intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000;
   try {
     // Policies that take replies and policies that do not each get the candidates their own fetch would give.
     const modes = [...new Set(subjects.map((s) => s.compiled.policy.retrieval.replies))];
     const fetched = new Map<boolean, RecordedCandidates[]>();
+    // The backend settings each line was fetched with: its expansion searches use the same.
+    const settings = new Map<RecordedCandidates, Policy>();
     for (const replies of modes) {
       // Which turns ask a question (`retrieval.questionAt`): as the first policy of this mode says.
       const { questionAt } = (
         subjects.find((s) => s.compiled.policy.retrieval.replies === replies)?.compiled.policy ?? first
       ).retrieval;
-      fetched.set(
-        replies,
-        await fetchCandidates(questions, {
-          backend,
-          limit,
-          searchType: searchType as (typeof SEARCH_TYPES)[number],
-          policy: { ...first, retrieval: { ...first.retrieval, replies, questionAt } },
-          timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
-          concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
-          onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,
-        }),
-      );
+      const policy = { ...first, retrieval: { ...first.retrieval, replies, questionAt } };
+      const lines = await fetchCandidates(questions, {
+        backend,
+        limit,
+        searchType: searchType as (typeof SEARCH_TYPES)[number],
+        policy,
+        timeoutMs,
+        concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
+        onProgress: progress ? (done, total) => progress("fetching candidates", done, total) : undefined,
+      });
+      for (const line of lines) settings.set(line, policy);
+      fetched.set(replies, lines);
     }
     const withReplies = fetched.get(true);
     const plain = fetched.get(false);
@@ -230,15 +243,35 @@ async function candidatesFor(
       withReplies !== undefined && plain !== undefined
         ? { replies: withReplies, plain }
         : (withReplies ?? plain ?? []);
-    // A recorded file holds one fetch: the one with replies when a policy takes them.
-    if (opts.record !== undefined) await writeRecordedFile(opts.record, withReplies ?? plain ?? []);
+    // The expansion round's searches with another query go to the same backend, as the line's own search did.
+    const searches = new ExpansionSearches((line, query, n) =>
+      backend.search({
+        userId: line.userId,
+        query,
+        limit: n,
+        searchType: line.searchType,
+        policy: settings.get(line) ?? first,
+        signal: AbortSignal.timeout(timeoutMs),
+      }),
+    );
     const where = name === "local" ? ` ${opts.data ?? env.MEMGATE_LOCAL_DATA}` : "";
     return {
       recorded,
       source: `fetched from ${name}${where} (${searchType}, ${limit} per question)${opts.record ? `, recorded in ${opts.record}` : ""}`,
+      searches,
+      finish: async () => {
+        try {
+          // A recorded file holds one fetch (the one with replies when a policy takes them) and its expansion searches.
+          if (opts.record !== undefined)
+            await writeRecordedFile(opts.record, await searches.recordedLines(withReplies ?? plain ?? []));
+        } finally {
+          await backend.close?.().catch(() => undefined);
+        }
+      },
     };
-  } finally {
+  } catch (err) {
     await backend.close?.().catch(() => undefined);
+    throw err;
   }
 }
 
@@ -273,13 +306,23 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
     const { questions } = await loadGolden(opts.golden);
     const subjects = await compileAll(await policyFiles(opts.policy));
     const grid = budgetsOf(opts, subjects);
-    const { recorded, source } = await candidatesFor(opts, questions, subjects, progress);
+    const { recorded, source, searches, finish } = await candidatesFor(opts, questions, subjects, progress);
 
     const total = questions.length * (subjects.length + (grid?.length ?? 0));
     let done = 0;
-    const reports: PolicyReport[] = subjects.map((s) =>
-      evaluatePolicy(questions, recorded, s, progress ? () => progress("shaping", ++done, total) : undefined),
-    );
+    const shaping = {
+      search: searches.search,
+      ...(progress ? { onQuestion: () => progress("shaping", ++done, total) } : {}),
+    };
+    let reports: PolicyReport[];
+    let sweep: Sweep | undefined;
+    try {
+      reports = [];
+      for (const s of subjects) reports.push(await evaluatePolicy(questions, recorded, s, shaping));
+      sweep = grid === undefined ? undefined : await sweepPolicies(questions, recorded, grid, shaping);
+    } finally {
+      await finish();
+    }
 
     let pair: [PolicyReport, PolicyReport] | undefined;
     if (opts.diff !== undefined && opts.diff !== false) {
@@ -296,15 +339,6 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
       pair = [a, b];
     }
     const diffs = pair ? diffPolicies(questions, pair[0], pair[1]) : undefined;
-    const sweep =
-      grid === undefined
-        ? undefined
-        : sweepPolicies(
-            questions,
-            recorded,
-            grid,
-            progress ? () => progress("shaping", ++done, total) : undefined,
-          );
     if (sweep !== undefined && opts.chart !== undefined) await writeChart(opts.chart, sweep);
     const gateResults = checkGates(reports, gates);
     const failedFetches = (Array.isArray(recorded) ? recorded : recorded.replies).filter(
@@ -342,6 +376,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
           chart: opts.chart,
           diff: diffs && pair ? { pair, diffs, limit: diffLimit } : undefined,
           gates: gateResults,
+          searches: searches.sent,
         }),
       );
     }

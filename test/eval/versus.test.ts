@@ -27,6 +27,7 @@ function report(name: string, tokens: number, byCategory: Record<string, number 
     byCategory: Object.fromEntries(Object.entries(byCategory).map(([k, v]) => [k, stats(v, tokens)])),
     byLang: {},
     unanswerable: null,
+    expansion: null,
     outcomes: [],
   };
 }
