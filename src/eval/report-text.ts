@@ -28,7 +28,7 @@ export interface EvalRun {
   diff?: { pair: [PolicyReport, PolicyReport]; diffs: QuestionDiff[]; limit: number } | undefined;
   gates: readonly GateResult[];
   /** The expansion round's second searches this run sent to a live backend (src/eval/searches.ts). */
-  searches?: { count: number; ms: number } | undefined;
+  searches?: { count: number } | undefined;
 }
 
 /**
@@ -87,7 +87,7 @@ export function evalText(run: EvalRun): string {
     lines.push("", "expansion round (questions it ran on, kept, searched with)", expansionTable(run.reports));
     if (sent !== undefined && sent.count > 0)
       lines.push(
-        `second searches sent to the backend with the missing words: ${sent.count}, ${(sent.ms / sent.count).toFixed(2)} ms each on average (shared by every policy and budget of the run)`,
+        `second searches sent to the backend with the missing words: ${sent.count} (one per question and query, shared by every policy and budget of the run)`,
       );
   }
   if (run.sweep) {
