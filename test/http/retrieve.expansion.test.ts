@@ -11,6 +11,7 @@ import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
 import { FakeUpstreams } from "../helpers/fake-upstreams";
 import { type Harness, makeHarness } from "../helpers/harness";
+import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
 
 const turns = [
   [
@@ -199,4 +200,34 @@ describe("POST /v1/retrieve: the missing-words search on the Zep and OpenMemory 
       });
     },
   );
+});
+
+describe("the expansion round's spans", () => {
+  let tel: TestTelemetry;
+  let h: Harness;
+  beforeAll(() => {
+    tel = installTelemetry();
+  });
+  afterAll(() => tel.close());
+  beforeEach(async () => {
+    h = await makeHarness({
+      tenants: null,
+      localRecords: records,
+      policies: { missing: policy("missing", ", expandWith: missing") },
+    });
+    tel.reset();
+  });
+  afterEach(() => h.close());
+
+  test("a second backend search, then a second memgate.pipeline span saying what it searched with", async () => {
+    await retrieve(h, { policy: "missing" });
+    const names = tel.spans().map((s) => s.name);
+    expect(names.filter((n) => n === "memgate.backend.search")).toHaveLength(2);
+    const pipelines = tel.spans().filter((s) => s.name === "memgate.pipeline");
+    expect(pipelines.map((s) => s.attributes["memgate.pipeline.expanded"])).toEqual([false, true]);
+    expect(pipelines[0]?.attributes).not.toHaveProperty(["memgate.pipeline.expanded_with"]);
+    expect(pipelines[1]?.attributes["memgate.pipeline.expanded_with"]).toBe("missing");
+    // The query's words are never span attributes (they are only in explain).
+    expect(JSON.stringify(tel.spans().map((s) => s.attributes))).not.toMatch(/Lisbon/);
+  });
 });
