@@ -6,7 +6,9 @@
  * The candidates are the ones `memgate eval --record` saved (fetch once: `node bin/memgate.js eval --golden
  * eval/golden/long --backend local --data eval/golden/long --policy policies/default.yaml --record
  * /tmp/cands.jsonl`); each question is shaped exactly as `memgate eval` shapes it (src/eval/run.ts: the policy's
- * first topK × overfetch candidates, its turn time, the expansion round) with the explain trace on, and each answer
+ * first topK × overfetch candidates, its turn time, the expansion round — a round searching with the missing words
+ * (`sufficiency.expandWith`) is answered from the file's `expansions`, so record with that policy) with the explain
+ * trace on, and each answer
  * piece's best holding candidate is followed through the stages. A question falls in the first class that fits:
  *
  * - `partial`   (e): several answer pieces (multi-hop) and some of them kept, not all;
