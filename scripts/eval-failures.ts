@@ -6,7 +6,9 @@
  * The candidates are the ones `memgate eval --record` saved (fetch once: `node bin/memgate.js eval --golden
  * eval/golden/long --backend local --data eval/golden/long --policy policies/default.yaml --record
  * /tmp/cands.jsonl`); each question is shaped exactly as `memgate eval` shapes it (src/eval/run.ts: the policy's
- * first topK × overfetch candidates, its turn time, the expansion round) with the explain trace on, and each answer
+ * first topK × overfetch candidates, its turn time, the expansion round — a round searching with the missing words
+ * (`sufficiency.expandWith`) is answered from the file's `expansions`, so record with that policy) with the explain
+ * trace on, and each answer
  * piece's best holding candidate is followed through the stages. A question falls in the first class that fits:
  *
  * - `partial`   (e): several answer pieces (multi-hop) and some of them kept, not all;
@@ -50,13 +52,15 @@ interface Shaped {
   expanded: boolean;
 }
 
-function shape(
+async function shape(
   q: GoldenQuestion,
   recorded: RecordedCandidates,
   compiled: Awaited<ReturnType<typeof load>>,
-): Shaped {
+): Promise<Shaped> {
   const { retrieval } = compiled.policy;
-  const { candidates, result, expanded } = shapeQuestion(
+  // An expansion round searching with the missing words is answered from the recorded file's `expansions`
+  // (record with the policy: memgate eval --record).
+  const { candidates, result, expanded } = await shapeQuestion(
     q,
     recorded,
     compiled,
@@ -123,10 +127,10 @@ async function main(): Promise<void> {
     const compiled = await load(file);
     const rows: Row[] = [];
     const evidence = new Map<string, Map<Fate, number>>();
-    questions.forEach((q, i) => {
-      if (q.category === UNANSWERABLE) return;
+    for (const [i, q] of questions.entries()) {
+      if (q.category === UNANSWERABLE) continue;
       const rec = recorded[i] as RecordedCandidates;
-      const shaped = shape(q, rec, compiled);
+      const shaped = await shape(q, rec, compiled);
       const ranking = shaped.trace.find((t) => t.stage === "rank")?.ranking;
       // Evidence ids: each id's fate.
       const ev = evidence.get(q.category) ?? new Map<Fate, number>();
@@ -135,7 +139,7 @@ async function main(): Promise<void> {
         const f = fateOfId(id, shaped, () => true);
         ev.set(f, (ev.get(f) ?? 0) + 1);
       }
-      if (q.answers.length === 0) return;
+      if (q.answers.length === 0) continue;
       const pieceFates = q.answers.map((piece) => {
         const alts = alternativesOf(piece).map(normalizeForMatch);
         const holds = (content: string, ts: string) => {
@@ -154,7 +158,7 @@ async function main(): Promise<void> {
           holders: holders.map((c) => c.id),
         };
       });
-      if (pieceFates.every((p) => p.fate === "kept")) return;
+      if (pieceFates.every((p) => p.fate === "kept")) continue;
       const missing = pieceFates.filter((p) => p.fate !== "kept");
       const cls: Fate = missing.length < pieceFates.length ? "partial" : best(missing.map((p) => p.fate));
       const inRecorded =
@@ -173,7 +177,7 @@ async function main(): Promise<void> {
         expanded: shaped.expanded,
         rank: ranks.length === 0 ? null : Math.min(...ranks),
       });
-    });
+    }
     const answerable = questions.filter((q) => q.category !== UNANSWERABLE && q.answers.length > 0);
     const cats = [...new Set(answerable.map((q) => q.category))].sort();
     const label = compiled.policy.name;

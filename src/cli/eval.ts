@@ -27,6 +27,7 @@ import {
   type PolicyUnderTest,
   type RecordedSets,
 } from "../eval/run";
+import { ExpansionSearches } from "../eval/searches";
 import { type BudgetedPolicy, budgetGrid, parseBudgetList, type Sweep, sweepPolicies } from "../eval/sweep";
 import { versusOf } from "../eval/versus";
 import { compilePolicyFile } from "../policy/compile";
@@ -155,6 +156,10 @@ function backendFor(name: BackendName, env: Env, dataFile: string | undefined): 
 interface Sourced {
   recorded: RecordedCandidates[] | RecordedSets;
   source: string;
+  /** The expansion round's second searches: from the recorded file, or the live backend (src/eval/searches.ts). */
+  searches: ExpansionSearches;
+  /** After the run: writes `--record` (with the expansion searches it sent) and closes the backend. */
+  finish: () => Promise<void>;
 }
 
 async function candidatesFor(
@@ -170,7 +175,12 @@ async function candidatesFor(
       );
     }
     const recorded = matchRecorded(questions, await loadRecordedFile(opts.candidates), opts.candidates);
-    return { recorded, source: `recorded in ${opts.candidates}` };
+    return {
+      recorded,
+      source: `recorded in ${opts.candidates}`,
+      searches: new ExpansionSearches(),
+      finish: async () => undefined,
+    };
   }
   let env: Env;
   try {
@@ -203,6 +213,7 @@ async function candidatesFor(
     );
   }
   const backend = await backendFor(name, env, opts.data);
+  const timeoutMs = intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000;
   try {
     // Each way of fetching (fetchModeOf: without replies, or with them by `retrieval.questionAt`) gets the
     // candidates its own fetch would give, so no policy is scored on another policy's reply turns.
@@ -212,40 +223,59 @@ async function candidatesFor(
       if (!modes.has(mode)) modes.set(mode, compiled.policy);
     }
     const fetched = new Map<string, RecordedCandidates[]>();
-    for (const [mode, policy] of modes) {
-      const { replies, questionAt } = policy.retrieval;
-      fetched.set(
-        mode,
-        await fetchCandidates(questions, {
-          backend,
-          limit,
-          searchType: searchType as (typeof SEARCH_TYPES)[number],
-          policy: { ...first, retrieval: { ...first.retrieval, replies, questionAt } },
-          timeoutMs: intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000,
-          concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
-          onProgress: progress
-            ? (done, total) =>
-                progress(
-                  modes.size > 1 ? `fetching candidates (${mode})` : "fetching candidates",
-                  done,
-                  total,
-                )
-            : undefined,
-        }),
-      );
+    // The backend settings each line was fetched with: its expansion searches use the same.
+    const settings = new Map<RecordedCandidates, Policy>();
+    for (const [mode, own] of modes) {
+      const { replies, questionAt } = own.retrieval;
+      const policy = { ...first, retrieval: { ...first.retrieval, replies, questionAt } };
+      const lines = await fetchCandidates(questions, {
+        backend,
+        limit,
+        searchType: searchType as (typeof SEARCH_TYPES)[number],
+        policy,
+        timeoutMs,
+        concurrency: intOption("--concurrency", opts.concurrency, 1, 64) ?? 4,
+        onProgress: progress
+          ? (done, total) =>
+              progress(modes.size > 1 ? `fetching candidates (${mode})` : "fetching candidates", done, total)
+          : undefined,
+      });
+      for (const line of lines) settings.set(line, policy);
+      fetched.set(mode, lines);
     }
     const only = fetched.size === 1 ? [...fetched.values()][0] : undefined;
     const recorded: RecordedCandidates[] | RecordedSets = only ?? { byMode: fetched };
     // A recorded file holds one fetch: that of the first policy taking replies, else the first policy's.
     const kept = [...modes.keys()].find((m) => m !== "plain") ?? fetchModeOf(first);
-    if (opts.record !== undefined) await writeRecordedFile(opts.record, fetched.get(kept) ?? []);
+    // The expansion round's searches with another query go to the same backend, as the line's own search did.
+    const searches = new ExpansionSearches((line, query, n) =>
+      backend.search({
+        userId: line.userId,
+        query,
+        limit: n,
+        searchType: line.searchType,
+        policy: settings.get(line) ?? first,
+        signal: AbortSignal.timeout(timeoutMs),
+      }),
+    );
     const where = name === "local" ? ` ${opts.data ?? env.MEMGATE_LOCAL_DATA}` : "";
     return {
       recorded,
       source: `fetched from ${name}${where} (${searchType}, ${limit} per question)${opts.record ? `, recorded in ${opts.record}` : ""}`,
+      searches,
+      finish: async () => {
+        try {
+          // A recorded file holds one fetch (`kept`) and its expansion searches.
+          if (opts.record !== undefined)
+            await writeRecordedFile(opts.record, await searches.recordedLines(fetched.get(kept) ?? []));
+        } finally {
+          await backend.close?.().catch(() => undefined);
+        }
+      },
     };
-  } finally {
+  } catch (err) {
     await backend.close?.().catch(() => undefined);
+    throw err;
   }
 }
 
@@ -280,13 +310,23 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
     const { questions } = await loadGolden(opts.golden);
     const subjects = await compileAll(await policyFiles(opts.policy));
     const grid = budgetsOf(opts, subjects);
-    const { recorded, source } = await candidatesFor(opts, questions, subjects, progress);
+    const { recorded, source, searches, finish } = await candidatesFor(opts, questions, subjects, progress);
 
     const total = questions.length * (subjects.length + (grid?.length ?? 0));
     let done = 0;
-    const reports: PolicyReport[] = subjects.map((s) =>
-      evaluatePolicy(questions, recorded, s, progress ? () => progress("shaping", ++done, total) : undefined),
-    );
+    const shaping = {
+      search: searches.search,
+      ...(progress ? { onQuestion: () => progress("shaping", ++done, total) } : {}),
+    };
+    let reports: PolicyReport[];
+    let sweep: Sweep | undefined;
+    try {
+      reports = [];
+      for (const s of subjects) reports.push(await evaluatePolicy(questions, recorded, s, shaping));
+      sweep = grid === undefined ? undefined : await sweepPolicies(questions, recorded, grid, shaping);
+    } finally {
+      await finish();
+    }
 
     let pair: [PolicyReport, PolicyReport] | undefined;
     if (opts.diff !== undefined && opts.diff !== false) {
@@ -303,15 +343,6 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
       pair = [a, b];
     }
     const diffs = pair ? diffPolicies(questions, pair[0], pair[1]) : undefined;
-    const sweep =
-      grid === undefined
-        ? undefined
-        : sweepPolicies(
-            questions,
-            recorded,
-            grid,
-            progress ? () => progress("shaping", ++done, total) : undefined,
-          );
     if (sweep !== undefined && opts.chart !== undefined) await writeChart(opts.chart, sweep);
     const gateResults = checkGates(reports, gates);
     // Questions whose fetch failed, in any of the run's fetch modes.
@@ -351,6 +382,7 @@ export async function evalCommand(opts: EvalOptions, io: CliIo, progress?: Progr
           chart: opts.chart,
           diff: diffs && pair ? { pair, diffs, limit: diffLimit } : undefined,
           gates: gateResults,
+          searches: searches.sent,
         }),
       );
     }

@@ -13,12 +13,22 @@ import { type GoldenQuestion, GoldenSetError, parseJsonl, readEvalFile } from ".
  * Recorded as JSONL, one line per question (each line is also a valid `memgate replay` input):
  *
  *   {"id": "q-017", "userId": "ana", "query": "…", "backend": "zep", "searchType": "hybrid", "limit": 40,
- *    "results": [Candidate…], "error": "…"?}
+ *    "results": [Candidate…], "error": "…"?, "expansions": [{"query", "limit", "results", "error"?}…]?}
  *
  * `limit` is how many candidates were asked for; each policy takes the first `topK × overfetch` of them (a
  * backend ranks best first, so that is what it would have fetched itself — except rank-based scores such as
  * Zep's non-cross-encoder ones, which depend on the window; see docs/backends.md#running-against-zep-cloud).
  */
+/** One more search for a question (the expansion round's: src/pipeline/expansion.ts), as recorded. */
+export const recordedSearchSchema = z.strictObject({
+  query: z.string().max(32_768),
+  limit: z.number().int().min(1).max(1000),
+  results: z.array(candidateSchema).max(1000),
+  /** Set when the backend failed for this search (its results are then empty). */
+  error: z.string().max(500).optional(),
+});
+export type RecordedSearch = z.output<typeof recordedSearchSchema>;
+
 export const recordedLineSchema = z.strictObject({
   id: z.string().min(1).max(128),
   userId: z.string().min(1).max(128),
@@ -29,6 +39,11 @@ export const recordedLineSchema = z.strictObject({
   results: z.array(candidateSchema).max(1000),
   /** Set when the backend failed for this question (its results are then empty). */
   error: z.string().max(500).optional(),
+  /**
+   * The expansion searches the policies evaluated on this line sent with another query (`sufficiency.expandWith:
+   * missing`), each once: a replay answers them from here (`ExpansionSearches`).
+   */
+  expansions: z.array(recordedSearchSchema).max(256).optional(),
 });
 export type RecordedCandidates = z.output<typeof recordedLineSchema>;
 

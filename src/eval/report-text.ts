@@ -1,6 +1,7 @@
 import { textChart } from "./chart/text";
 import {
   diffText,
+  expansionTable,
   type GateResult,
   gatesText,
   groupTable,
@@ -26,6 +27,8 @@ export interface EvalRun {
   chart?: string | undefined;
   diff?: { pair: [PolicyReport, PolicyReport]; diffs: QuestionDiff[]; limit: number } | undefined;
   gates: readonly GateResult[];
+  /** The expansion round's second searches this run sent to a live backend (src/eval/searches.ts). */
+  searches?: { count: number } | undefined;
 }
 
 /**
@@ -78,6 +81,14 @@ export function evalText(run: EvalRun): string {
       `unanswerable questions (${run.reports[0].unanswerable.questions}): called insufficient by the pipeline, tokens spent`,
       unanswerableTable(run.reports),
     );
+  }
+  if (run.reports.some((r) => r.expansion !== null)) {
+    const sent = run.searches;
+    lines.push("", "expansion round (questions it ran on, kept, searched with)", expansionTable(run.reports));
+    if (sent !== undefined && sent.count > 0)
+      lines.push(
+        `second searches sent to the backend with the missing words: ${sent.count} (one per question and query, shared by every policy and budget of the run)`,
+      );
   }
   if (run.sweep) {
     lines.push("", sweepText(run.sweep), "", textChart(run.sweep));

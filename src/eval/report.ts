@@ -1,4 +1,4 @@
-import type { PolicyReport, QuestionDiff, Stats, UnanswerableStats } from "./run";
+import type { ExpansionStats, PolicyReport, QuestionDiff, Stats, UnanswerableStats } from "./run";
 
 /** A threshold given on the command line, checked against every policy. */
 export interface Gate {
@@ -122,6 +122,31 @@ export function unanswerableTable(
       pct(r.unanswerable?.answerableInsufficient ?? null),
       r.unanswerable === null ? "—" : num(r.unanswerable.tokensMean),
     ]),
+  );
+}
+
+/**
+ * The expansion round per policy (those whose round ran): how often it ran, with what, how often its answer was
+ * kept, candidates it added; and the second searches the run sent to the backend with their mean time.
+ */
+export function expansionTable(
+  rows: ReadonlyArray<{ label: string; expansion: ExpansionStats | null }>,
+): string {
+  return table(
+    ["policy", "ran", "kept", "with more", "with missing", "candidates added"],
+    rows
+      .filter((r) => r.expansion !== null)
+      .map((r) => {
+        const e = r.expansion as ExpansionStats;
+        return [
+          r.label,
+          `${e.ran} (${pct(e.ran / e.questions)})`,
+          `${e.kept} (${pct(e.kept / e.questions)})`,
+          String(e.more),
+          String(e.missing),
+          num(e.addedMean),
+        ];
+      }),
   );
 }
 

@@ -1,11 +1,13 @@
+import { mapLimit } from "../concurrency";
 import { type PipelineResult, runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
-import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
+import { expansionPlan, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import type { Candidate } from "../pipeline/types";
 import type { CompiledPolicy } from "../policy/compile";
 import type { Policy } from "../policy/schema";
 import type { RecordedCandidates } from "./candidates";
 import { alternativesOf, answerText, type GoldenQuestion, normalizeForMatch, UNANSWERABLE } from "./golden";
+import { ExpansionSearches, type SearchAgain } from "./searches";
 import { turnTimeOf } from "./turn-time";
 
 /**
@@ -48,6 +50,8 @@ export interface QuestionOutcome {
   turnTime: string | null;
   /** The pipeline's sufficiency verdict, null when it gave none. */
   sufficiency: Verdict | null;
+  /** The expansion round, when it ran: what it searched with, candidates it added, whether its answer was kept. */
+  expansion: { with: "more" | "missing"; added: number; kept: boolean } | null;
   /** The evidence memories as the policy left them (content null: not kept). */
   evidence: Array<{ id: string; content: string | null }>;
 }
@@ -91,7 +95,23 @@ export interface PolicyReport {
   byLang: Record<string, Stats>;
   /** Null when the golden set has no unanswerable question. */
   unanswerable: UnanswerableStats | null;
+  /** The expansion round (policy `sufficiency.expand`): null when it never ran. */
+  expansion: ExpansionStats | null;
   outcomes: QuestionOutcome[];
+}
+
+/** How often a policy's expansion round ran, with what, and how often its answer was kept. */
+export interface ExpansionStats {
+  questions: number;
+  /** Questions whose round ran (a second search was answered). */
+  ran: number;
+  /** Of them, those whose second answer was kept (at least as complete). */
+  kept: number;
+  /** Of them, searched with the question again (`more`) or its missing words (`missing`). */
+  more: number;
+  missing: number;
+  /** Candidates a round added to the first search's, mean. */
+  addedMean: number;
 }
 
 /** Whether every answer piece stands in one of `contents` (already normalized). */
@@ -113,25 +133,39 @@ export interface ShapedQuestion {
   turnTime: number | undefined;
   /** Whether an expansion round ran (whether or not its result was kept). */
   expanded: boolean;
+  /** What the expansion round searched for, when it ran (as `metadata.sufficiency.expansion`). */
+  expansion?: { with: "more" | "missing"; query: string; limit: number; added: number; kept: boolean };
+}
+
+/** How `memgate eval` shapes questions: the explain trace (scripts/eval-failures.ts), the expansion searches. */
+export interface ShapeOptions {
+  explain?: boolean;
+  /**
+   * The expansion round's second search with another query (./searches.ts); absent: answered from the recorded
+   * line's `expansions` only.
+   */
+  search?: SearchAgain;
 }
 
 /**
  * Shapes `question` from its recorded candidates as the core would: the policy's first `take`, the turn's time,
  * then the core's expansion round (policy sufficiency.expand), decided by the same functions as the core
- * (../pipeline/expansion.ts): the second search's candidates are the recorded list's first `limit`. `explain`: the
- * result carries its trace (scripts/eval-failures.ts).
+ * (../pipeline/expansion.ts). A second search for the question itself (`more`) is the recorded list's first
+ * `limit`; one with another query (`missing`) comes from `opts.search` (./searches.ts). The eval has no deadline:
+ * the round runs whenever the core would with time left. `explain`: the result carries its trace.
  */
-export function shapeQuestion(
+export async function shapeQuestion(
   question: GoldenQuestion,
   recorded: RecordedCandidates,
   compiled: CompiledPolicy,
   take: number,
-  opts: { explain?: boolean } = {},
-): ShapedQuestion {
+  opts: ShapeOptions = {},
+): Promise<ShapedQuestion> {
   const { replies } = compiled.policy.retrieval;
-  const available = replies ? recorded.results : recorded.results.filter((c) => c.origin !== "reply");
+  const usable = (list: readonly Candidate[]) => (replies ? list : list.filter((c) => c.origin !== "reply"));
+  const available = usable(recorded.results);
   const turnTime = turnTimeOf(question, recorded);
-  const shape = (candidates: readonly Candidate[]) =>
+  const shape = (candidates: readonly Candidate[], expansion?: ShapedQuestion["expansion"]) =>
     runPipeline(
       {
         userId: question.userId,
@@ -140,34 +174,52 @@ export function shapeQuestion(
         backend: recorded.backend,
         ...(opts.explain === true ? { explain: true } : {}),
         ...(turnTime === undefined ? {} : { turnTime }),
+        ...(expansion === undefined ? {} : { asked: expansion.limit, expansion }),
       },
       compiled,
     );
   let candidates = firstCandidates(available, take);
   let result = shape(candidates);
-  let expanded = false;
-  const limit = expansionLimit(compiled.policy, result.sufficiency, take, foundByBackend(candidates));
-  if (limit !== undefined && result.sufficiency !== undefined) {
-    const merged = mergeExpanded(candidates, firstCandidates(available, limit));
-    if (merged.length > candidates.length) {
-      const again = shape(merged);
-      expanded = true;
-      if (keepExpanded(result.sufficiency, again.sufficiency)) {
-        candidates = merged;
-        result = again;
-      }
-    }
+  const first = result.sufficiency;
+  const plan = expansionPlan(compiled.policy, first, question.query, take, foundByBackend(candidates));
+  if (plan === undefined || first === undefined) return { candidates, result, turnTime, expanded: false };
+  const again =
+    plan.query === question.query
+      ? firstCandidates(available, plan.limit)
+      : await (opts.search ?? new ExpansionSearches().search)(recorded, plan.query, plan.limit);
+  if (again === undefined) return { candidates, result, turnTime, expanded: false };
+  const merged = mergeExpanded(candidates, usable(again));
+  const report = {
+    with: plan.with,
+    query: plan.query,
+    limit: plan.limit,
+    added: merged.length - candidates.length,
+  };
+  if (report.added === 0)
+    return { candidates, result, turnTime, expanded: true, expansion: { ...report, kept: false } };
+  const second = shape(merged, { ...report, kept: true });
+  const kept = keepExpanded(first, second.sufficiency);
+  if (kept) {
+    candidates = merged;
+    result = second;
   }
-  return { candidates, result, turnTime, expanded };
+  return { candidates, result, turnTime, expanded: true, expansion: { ...report, kept } };
 }
 
-function evaluateQuestion(
+async function evaluateQuestion(
   question: GoldenQuestion,
   recorded: RecordedCandidates,
   subject: PolicyUnderTest,
   take: number,
-): QuestionOutcome {
-  const { candidates, result, turnTime } = shapeQuestion(question, recorded, subject.compiled, take);
+  search: SearchAgain | undefined,
+): Promise<QuestionOutcome> {
+  const { candidates, result, turnTime, expansion } = await shapeQuestion(
+    question,
+    recorded,
+    subject.compiled,
+    take,
+    search === undefined ? {} : { search },
+  );
   const kept = new Map(result.memories.map((m) => [m.id, m.content]));
   return {
     id: question.id,
@@ -187,6 +239,8 @@ function evaluateQuestion(
     memories: result.memories.length,
     turnTime: turnTime === undefined ? null : new Date(turnTime).toISOString(),
     sufficiency: result.sufficiency?.verdict ?? null,
+    expansion:
+      expansion === undefined ? null : { with: expansion.with, added: expansion.added, kept: expansion.kept },
     evidence: question.expectedIds.map((id) => ({ id, content: kept.get(id) ?? null })),
   };
 }
@@ -277,23 +331,32 @@ function isSets(r: readonly RecordedCandidates[] | RecordedSets): r is RecordedS
   return !Array.isArray(r);
 }
 
-/** One policy over the whole golden set. `recorded[i]` belongs to `questions[i]`. */
-export function evaluatePolicy(
+/** What `evaluatePolicy` is told besides the questions: progress, and the expansion searches (./searches.ts). */
+export interface EvaluateOptions {
+  onQuestion?: () => void;
+  search?: SearchAgain;
+}
+
+/**
+ * One policy over the whole golden set. `recorded[i]` belongs to `questions[i]`. Questions are shaped four at a
+ * time (only an expansion round's live search waits); outcomes in golden-set order.
+ */
+export async function evaluatePolicy(
   questions: readonly GoldenQuestion[],
   recorded: readonly RecordedCandidates[] | RecordedSets,
   subject: PolicyUnderTest,
-  onQuestion?: () => void,
-): PolicyReport {
+  opts: EvaluateOptions = {},
+): Promise<PolicyReport> {
   const { policy, hash } = subject.compiled;
   const take = policy.retrieval.topK * policy.retrieval.overfetch;
   const lines = isSets(recorded) ? recorded.byMode.get(fetchModeOf(policy)) : recorded;
   if (lines === undefined)
     throw new Error(`no candidates fetched for ${fetchModeOf(policy)} (${subject.label})`);
-  const outcomes = questions.map((q, i) => {
+  const outcomes = await mapLimit(questions, 4, async (q, i) => {
     const r = lines[i];
     if (r === undefined) throw new Error(`no candidates for question ${q.id}`);
-    const outcome = evaluateQuestion(q, r, subject, take);
-    onQuestion?.();
+    const outcome = await evaluateQuestion(q, r, subject, take, opts.search);
+    opts.onQuestion?.();
     return outcome;
   });
   const { maxTokens } = policy.retrieval;
@@ -306,7 +369,23 @@ export function evaluatePolicy(
     byCategory: groupBy(outcomes, (o) => o.category, maxTokens),
     byLang: groupBy(outcomes, (o) => o.lang, maxTokens),
     unanswerable: unanswerableOf(outcomes),
+    expansion: expansionOf(outcomes),
     outcomes,
+  };
+}
+
+/** How often the expansion round ran and was kept; null when it never ran. */
+export function expansionOf(outcomes: readonly QuestionOutcome[]): ExpansionStats | null {
+  const ran = outcomes.filter((o) => o.expansion !== null);
+  if (ran.length === 0) return null;
+  const count = (w: "more" | "missing") => ran.filter((o) => o.expansion?.with === w).length;
+  return {
+    questions: outcomes.length,
+    ran: ran.length,
+    kept: ran.filter((o) => o.expansion?.kept === true).length,
+    more: count("more"),
+    missing: count("missing"),
+    addedMean: ran.reduce((sum, o) => sum + (o.expansion?.added ?? 0), 0) / ran.length,
   };
 }
 

@@ -4,6 +4,7 @@ import { policySchema } from "../policy/schema";
 import type { RecordedCandidates } from "./candidates";
 import type { GoldenQuestion } from "./golden";
 import {
+  type EvaluateOptions,
   evaluatePolicy,
   type PolicyReport,
   type PolicyUnderTest,
@@ -96,21 +97,21 @@ export function budgetGrid(
 }
 
 /** Runs the grid on the recorded candidates (`recorded[i]` belongs to `questions[i]`). */
-export function sweepPolicies(
+export async function sweepPolicies(
   questions: readonly GoldenQuestion[],
   recorded: readonly RecordedCandidates[] | RecordedSets,
   grid: readonly BudgetedPolicy[],
-  onQuestion?: () => void,
-): Sweep {
+  opts: EvaluateOptions = {},
+): Promise<Sweep> {
   // By subject, not by label: two runs of one policy (the playground's A and B) are two series.
   const series = new Map<PolicyUnderTest, SweepSeries>();
   const budgets: number[] = [];
   for (const cell of grid) {
-    const report = evaluatePolicy(
+    const report = await evaluatePolicy(
       questions,
       recorded,
       { label: cell.subject.label, compiled: cell.compiled },
-      onQuestion,
+      opts,
     );
     if (!budgets.includes(cell.budget)) budgets.push(cell.budget);
     let line = series.get(cell.subject);

@@ -46,6 +46,12 @@ export interface PipelineInput {
   intent?: Intent;
   /** How many candidates were asked of the backend (the explain trace's `fetch` stage says so beside what came). */
   asked?: number;
+  /**
+   * The expansion round's run (src/pipeline/expansion.ts): what its second search was made with, the query it sent
+   * and how many candidates it added after the first search's (the `fetch` stage's `expandedWith`, `searched`,
+   * `added`).
+   */
+  expansion?: { with: string; query: string; added: number };
 }
 
 export interface PipelineResult {
@@ -114,6 +120,19 @@ function splitTopK(t: StageTrace | undefined): StageTrace[] {
   ];
 }
 
+/** The explain trace's `fetch` entry: what came, what was asked, and what an expansion round searched for. */
+function fetchDetail(input: PipelineInput, fetched: number): Record<string, string | number> {
+  const detail: Record<string, string | number> =
+    input.asked === undefined ? { fetched } : { asked: input.asked, fetched };
+  const { expansion } = input;
+  if (expansion !== undefined) {
+    detail.expandedWith = expansion.with;
+    detail.searched = expansion.query;
+    detail.added = expansion.added;
+  }
+  return detail;
+}
+
 /**
  * Watches a pipeline run from outside (telemetry: one span event per stage, src/telemetry/tracing.ts). The
  * pipeline never reads a clock itself: the observer brings one. Observing changes nothing in the result.
@@ -147,7 +166,7 @@ export function runPipeline(
     in: fetched,
     out: fetched,
     changes: [],
-    detail: input.asked === undefined ? { fetched } : { asked: input.asked, fetched },
+    detail: fetchDetail(input, fetched),
   });
   /** `rewrites`: the stage may rewrite contents, which are then redacted again (`redactRewritten`). */
   const run = (filter: string, stage: () => StageResult, rewrites = false) => {

@@ -22,6 +22,8 @@ export const ENVELOPES = ["none", "tagged"] as const;
 export type Envelope = (typeof ENVELOPES)[number];
 /** Citations (seed 004): a short ref per memory in the prompt and `citations` in the payload, or none (seed 000). */
 export const CITATIONS = ["on", "off"] as const;
+/** What the sufficiency expansion round searches with (src/pipeline/expansion.ts). */
+export const EXPAND_WITH = ["more", "missing", "both"] as const;
 /**
  * The sections of `budget.sections`, in the order they are filled and shown: summaries first (seed 001), then
  * facts, then messages. Each is a memory `type` (src/pipeline/types.ts `MEMORY_TYPES`).
@@ -385,6 +387,18 @@ export const sufficiencySchema = z
       .default(2)
       .describe("How many times the candidates the expansion round fetches (2–5)."),
     /**
+     * What the expansion round searches with (src/pipeline/expansion.ts): `more` the same question for
+     * `expandFactor` × the candidates; `missing` the question's words the certificate lists as missing, for as many
+     * candidates as the first search (no round when nothing is missing); `both` the missing words for `expandFactor`
+     * × the candidates (nothing missing: as `more`). Absent: `more` (and the policy's hash is what it was).
+     */
+    expandWith: z
+      .enum(EXPAND_WITH)
+      .optional()
+      .describe(
+        "The expansion round searches with: more (the question, expandFactor × the candidates), missing (its missing words), both (missing words, expandFactor ×). Absent: more.",
+      ),
+    /**
      * The answer slot (src/pipeline/answer-slot.ts): a question asking for one of `kinds` whose focus term is kept
      * but with no answer of that kind in its sentence, the `after` sentences after it or (with `nextMemory`) the
      * first sentence of its reply turn kept right after it, is `insufficient`. Absent: not checked (as before).
@@ -410,7 +424,11 @@ export const sufficiencySchema = z
         "The answer slot: a question whose focus is kept without the kind of answer it asks for is insufficient.",
       ),
   })
-  .strict();
+  .strict()
+  .refine((d) => d.expandWith === undefined || d.expand, {
+    error: "expandWith needs expand: true (it says what the expansion round searches with)",
+    path: ["expandWith"],
+  });
 
 /** A share of the budget: more than 0, at most 1. */
 const share = () => {

@@ -171,7 +171,24 @@ export const retrievalMetadataSchema = z
     backend: z.string(),
     cache: z.enum(["hit", "miss", "stale", "bypass"]),
     fallback: fallbackSchema.nullable(),
-    sufficiency: sufficiencySchema.extend({ expanded: z.boolean() }).optional(),
+    sufficiency: sufficiencySchema
+      .extend({
+        expanded: z.boolean(),
+        expansion: z
+          .object({
+            with: z.enum(["more", "missing"]),
+            query: z.string(),
+            limit: z.int().min(1),
+            added: z.int().min(0),
+            kept: z.boolean(),
+          })
+          .optional()
+          .meta({
+            description:
+              "Policy `sufficiency.expand`: what the expansion round searched with (`more`: the question for more candidates; `missing`: its missing words), the query and limit sent, candidates added, whether its answer was kept.",
+          }),
+      })
+      .optional(),
     reinforcement: z.object({ available: z.boolean() }).optional().meta({
       description: "Policy `ranking.reinforcement`: whether the reinforcement counts could be read.",
     }),

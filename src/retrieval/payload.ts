@@ -32,13 +32,29 @@ export interface RetrievalMetadata {
   backend: string;
   cache: CacheStatus;
   fallback: FallbackInfo | null;
-  /** Policy `sufficiency`: does the kept context cover the question (src/pipeline/sufficiency.ts). */
-  sufficiency?: Sufficiency & { expanded: boolean };
+  /**
+   * Policy `sufficiency`: does the kept context cover the question (src/pipeline/sufficiency.ts); `expanded`: the
+   * answer is the expansion round's; `expansion`: what that round searched for, when it ran.
+   */
+  sufficiency?: Sufficiency & { expanded: boolean; expansion?: ExpansionReport };
   /**
    * Policy `ranking.reinforcement`: whether the reinforcement counts could be read for this answer (false: the
    * store was down, the signal was 0 for every memory).
    */
   reinforcement?: { available: boolean };
+}
+
+/**
+ * The expansion round's search (policy `sufficiency.expand`, src/pipeline/expansion.ts): `with` what it searched
+ * with (`more`: the question again; `missing`: its missing words), the `query` sent and the `limit` asked, how many
+ * candidates it `added` to the first search's, and whether its answer was `kept` (as complete or more).
+ */
+export interface ExpansionReport {
+  with: "more" | "missing";
+  query: string;
+  limit: number;
+  added: number;
+  kept: boolean;
 }
 
 /**

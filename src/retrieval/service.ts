@@ -26,13 +26,14 @@ import type { CacheLookup, PayloadCache } from "../cache/types";
 import { mapLimit } from "../concurrency";
 import type { RecordedCandidates } from "../eval/candidates";
 import { evaluatePolicy } from "../eval/run";
+import { ExpansionSearches } from "../eval/searches";
 import { budgetGrid, sweepPolicies } from "../eval/sweep";
 import type { BackendCooldown } from "../limits/cooldown";
 import type { RateLimiter } from "../limits/types";
 import type { Logger } from "../logging/logger";
 import { runPipeline } from "../pipeline";
 import { firstCandidates } from "../pipeline/candidate";
-import { expansionLimit, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
+import { expansionPlan, foundByBackend, keepExpanded, mergeExpanded } from "../pipeline/expansion";
 import { resolveTimeScope } from "../pipeline/query/time-scope";
 import { RecentCache } from "../pipeline/text/recent";
 import type { Candidate } from "../pipeline/types";
@@ -59,7 +60,7 @@ import { type DisclosureDeps, disclose, indexView } from "./disclosure";
 import type { ExistenceCache } from "./existence";
 import { answerWithFallback } from "./fallback";
 import type { DetailsRequest, Refusal, RetrievalOutcome, RetrievalRequest, TimelineRequest } from "./outcome";
-import { buildPayload, type NativeRendering, type RetrievalPayload } from "./payload";
+import { buildPayload, type ExpansionReport, type NativeRendering, type RetrievalPayload } from "./payload";
 import { PayloadText } from "./payload-text";
 import {
   type ComparisonOutcome,
@@ -530,7 +531,7 @@ export class RetrievalService {
     const searched = await this.fetch(turn, clientSignal);
     if ("kind" in searched) return searched;
     const counts = await this.reinforcementCounts(turn, searched.candidates);
-    const first = this.shape(turn, searched.candidates, searched.native, true, false, counts);
+    const first = this.shape(turn, searched.candidates, searched.native, true, undefined, counts);
     const expanded = await this.expand(turn, first, searched.candidates, clientSignal, counts);
     const final = expanded ?? first;
     const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
@@ -605,11 +606,13 @@ export class RetrievalService {
   }
 
   /**
-   * The expansion round (policy `sufficiency.expand`): a context that is not `sufficient` gets one more search for
-   * `expandFactor` × the candidates (not when the backend returned fewer than asked: it has no more), if at least
-   * half the policy's backend deadline is left; its candidates are
-   * merged after the first ones (by id) and shaped again. Its answer replaces the first only when it is at least
-   * as complete. A failed second search keeps the first answer. Not for a door's own upstream call.
+   * The expansion round (policy `sufficiency.expand`): a context that is not `sufficient` gets one more search, as
+   * `expansionPlan` says (`sufficiency.expandWith`: the question for `expandFactor` × the candidates — not when the
+   * backend returned fewer than asked: it has no more —, or its missing words), if at least half the policy's
+   * backend deadline is left; its candidates are merged after the first ones (by id) and shaped again for the
+   * question. Its answer replaces the first only when it is at least as complete; either way
+   * `metadata.sufficiency.expansion` says what was searched for. A failed second search keeps the first answer.
+   * Not for a door's own upstream call.
    */
   private async expand(
     turn: Turn,
@@ -622,22 +625,39 @@ export class RetrievalService {
     const before = first.kind === "payload" ? first.payload.metadata.sufficiency : undefined;
     // The decision shared with `memgate eval` (../pipeline/expansion.ts); the deadline and doors are the core's.
     const asked = turn.limit ?? policy.retrieval.topK * policy.retrieval.overfetch;
-    const limit = expansionLimit(policy, before, asked, foundByBackend(candidates));
-    if (limit === undefined || before === undefined) return undefined;
+    const plan = expansionPlan(policy, before, turn.req.query, asked, foundByBackend(candidates));
+    if (plan === undefined || before === undefined || first.kind !== "payload") return undefined;
     if (turn.req.native !== undefined) return undefined;
     const left = policy.timeouts.backendMs - (performance.now() - turn.started);
     if (left < policy.timeouts.backendMs / 2) return undefined;
-    const again = await this.fetch({ ...turn, limit }, clientSignal, Math.floor(left));
+    // The same user, policy and backend: only the query (and how many) differ.
+    const search = { ...turn, req: { ...turn.req, query: plan.query }, limit: plan.limit };
+    const again = await this.fetch(search, clientSignal, Math.floor(left));
     if ("kind" in again) return undefined;
     const merged = mergeExpanded(candidates, again.candidates);
-    if (merged.length === candidates.length) return undefined;
+    const report = {
+      with: plan.with,
+      query: plan.query,
+      limit: plan.limit,
+      added: merged.length - candidates.length,
+    };
+    if (report.added === 0) return reported(first, before, { ...report, kept: false });
     const more =
       counts === undefined
         ? undefined
         : await this.reinforcementCounts(turn, merged.slice(candidates.length));
-    const second = this.shape({ ...turn, limit }, merged, undefined, true, true, mergeCounts(counts, more));
+    const second = this.shape(
+      { ...turn, limit: plan.limit },
+      merged,
+      undefined,
+      true,
+      report,
+      mergeCounts(counts, more),
+    );
     const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
-    return keepExpanded(before, after) ? second : undefined;
+    if (second.kind === "payload" && after !== undefined && keepExpanded(before, after))
+      return reported(second, after, { ...report, kept: true });
+    return reported(first, before, { ...report, kept: false });
   }
 
   /** The tenant's backend instance, its existence check and its search (./service.ts `search`). */
@@ -671,15 +691,22 @@ export class RetrievalService {
     candidates: readonly Candidate[],
     native: NativeAnswer | undefined,
     observed: boolean,
-    expanded = false,
+    /** The expansion round's second run: what it searched for. */
+    expansion?: Omit<ExpansionReport, "kept">,
     reinforcement?: ReinforcementCounts,
   ): Halt {
     const { req, compiled, backend: name } = turn;
+    const expanded = expansion !== undefined;
     let traced: PipelineTrace | undefined;
     try {
       // Not observed (the playground's tried policies): no span, no stage metrics.
       traced = observed
-        ? startPipelineTrace({ policy: compiled.policy.name, backend: name, expanded })
+        ? startPipelineTrace({
+            policy: compiled.policy.name,
+            backend: name,
+            expanded,
+            ...(expansion === undefined ? {} : { expandedWith: expansion.with }),
+          })
         : undefined;
       const result = runPipeline(
         {
@@ -693,6 +720,9 @@ export class RetrievalService {
           ...(req.native === undefined ? {} : { citations: false as const }),
           ...(reinforcement === undefined ? {} : { reinforcement }),
           ...(req.intent === undefined ? {} : { intent: req.intent }),
+          ...(expansion === undefined
+            ? {}
+            : { expansion: { with: expansion.with, query: expansion.query, added: expansion.added } }),
         },
         compiled,
         traced?.observer,
@@ -740,7 +770,7 @@ export class RetrievalService {
         // Counts are read (the table shows them) but a tried policy's kept memories are not counted.
         const counts = halt === undefined ? await this.reinforcementCounts(own, candidates) : undefined;
         // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
-        const shaped = halt ?? this.shape(own, candidates, undefined, false, false, counts);
+        const shaped = halt ?? this.shape(own, candidates, undefined, false, undefined, counts);
         const payload =
           shaped.kind === "payload" ? shaped.payload : await this.playgroundFallback(own, shaped);
         runs.push({
@@ -824,13 +854,29 @@ export class RetrievalService {
         const error = searched.kind === "fallback" ? searched.code : searched.kind;
         return progress({ ...base, results: [], error });
       });
-      const reports = choices.map((c) => {
-        const { outcomes: _outcomes, ...report } = evaluatePolicy(req.questions, lines, {
-          label: c.label,
-          compiled: c.compiled,
-        });
-        return report;
+      // An expansion round searching with the missing words: the same core search, for the question's user.
+      const searches = new ExpansionSearches(async (line, query, n) => {
+        const turn = this.playgroundTurn({ ...req, userId: line.userId, query }, choices);
+        if (turn.kind === "refused") throw new Error(turn.detail);
+        const found =
+          (await this.playgroundCooldown(turn)) ?? (await this.fetch({ ...turn, limit: n }, req.signal));
+        if ("kind" in found) throw new Error(found.kind === "fallback" ? found.code : found.kind);
+        return found.candidates;
       });
+      const reports = [];
+      for (const c of choices) {
+        const { outcomes: _outcomes, ...report } = await evaluatePolicy(
+          req.questions,
+          lines,
+          { label: c.label, compiled: c.compiled },
+          { search: searches.search },
+        );
+        reports.push(report);
+      }
+      const sweep =
+        grid === undefined
+          ? undefined
+          : await sweepPolicies(req.questions, lines, grid, { search: searches.search });
       return {
         kind: "evaluated",
         evaluation: {
@@ -840,7 +886,7 @@ export class RetrievalService {
           users: new Set(req.questions.map((q) => q.userId)).size,
           failed: lines.filter((r) => r.error !== undefined).length,
           reports,
-          ...(grid === undefined ? {} : { sweep: sweepPolicies(req.questions, lines, grid) }),
+          ...(sweep === undefined ? {} : { sweep }),
         },
       };
     });
@@ -998,6 +1044,16 @@ function usesQueryAnalysis(policy: Policy): boolean {
     policy.sufficiency.enabled ||
     policy.budget.stop !== undefined
   );
+}
+
+/** A produced answer whose certificate says what the expansion round searched for and whether it was kept. */
+function reported(
+  halt: Extract<Halt, { kind: "payload" }>,
+  sufficiency: NonNullable<RetrievalPayload["metadata"]["sufficiency"]>,
+  expansion: ExpansionReport,
+): Halt {
+  const metadata = { ...halt.payload.metadata, sufficiency: { ...sufficiency, expansion } };
+  return { ...halt, payload: { ...halt.payload, metadata } };
 }
 
 /** The counts of the first read and of the expansion's own candidates, together. */

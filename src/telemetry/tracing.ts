@@ -298,6 +298,8 @@ export interface PipelineSubject {
   backend: string;
   /** The expansion round's second run (policy `sufficiency.expand`). */
   expanded: boolean;
+  /** That run's search (policy `sufficiency.expandWith`): the question again (`more`) or its missing words. */
+  expandedWith?: "more" | "missing";
 }
 
 /** One pipeline run's tracing: its observer, then `end` with the result or `fail` with what it threw (once). */
@@ -358,6 +360,8 @@ export function startPipelineTrace(subject: PipelineSubject): PipelineTrace {
         "memgate.pipeline.expanded": subject.expanded,
         "memgate.tokens": result.totalTokens,
       });
+      if (subject.expandedWith !== undefined)
+        span.setAttribute("memgate.pipeline.expanded_with", subject.expandedWith);
       span.end();
     },
     fail(err) {

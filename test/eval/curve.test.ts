@@ -54,7 +54,7 @@ describe("turn time", () => {
     expect(turnTimeOf(q, recorded(q, []))).toBeUndefined();
   });
 
-  test("is what the pipeline runs with, for every policy the same", () => {
+  test("is what the pipeline runs with, for every policy the same", async () => {
     const spy = jest.spyOn(pipeline, "runPipeline");
     const narrow = {
       label: "narrow",
@@ -63,8 +63,8 @@ describe("turn time", () => {
       ),
     };
     // `narrow` takes only the first candidate, yet runs at the newest of all the recorded ones.
-    evaluatePolicy([q], [recorded(q, results)], subject);
-    evaluatePolicy([q], [recorded(q, results)], narrow);
+    await evaluatePolicy([q], [recorded(q, results)], subject);
+    await evaluatePolicy([q], [recorded(q, results)], narrow);
     expect(spy).toHaveBeenCalledTimes(2);
     for (const call of spy.mock.calls) expect(call[0].turnTime).toBe(Date.parse("2026-04-02T10:00:00Z"));
     expect(spy.mock.calls[1]?.[0].candidates).toHaveLength(1);
@@ -79,8 +79,8 @@ describe("unanswerable questions", () => {
   const questions = [known, none1, none2, none3];
   const lines = questions.map((q) => recorded(q, [candidate("a", "2026-01-01T00:00:00Z")]));
 
-  test("count in neither answer kept nor evidence recall", () => {
-    const report = evaluatePolicy(questions, lines, subject);
+  test("count in neither answer kept nor evidence recall", async () => {
+    const report = await evaluatePolicy(questions, lines, subject);
     expect(report.overall.answerKept).toBe(1);
     expect(report.overall.evidenceRecall).toBeNull();
     expect(report.byCategory.unanswerable).toMatchObject({
@@ -90,8 +90,8 @@ describe("unanswerable questions", () => {
     });
   });
 
-  test("without a sufficiency verdict the share is unknown (null), their tokens still counted", () => {
-    const report = evaluatePolicy(questions, lines, subject);
+  test("without a sufficiency verdict the share is unknown (null), their tokens still counted", async () => {
+    const report = await evaluatePolicy(questions, lines, subject);
     expect(report.unanswerable?.questions).toBe(3);
     expect(report.unanswerable?.insufficient).toBeNull();
     expect(report.unanswerable?.answerableInsufficient).toBeNull();
@@ -99,7 +99,7 @@ describe("unanswerable questions", () => {
     expect(report.unanswerable?.tokensMean).toBe(report.byCategory.unanswerable?.tokensMean);
   });
 
-  test("with verdicts: the share of unanswerable questions called insufficient (answerable ones not counted)", () => {
+  test("with verdicts: the share of unanswerable questions called insufficient (answerable ones not counted)", async () => {
     const actual = pipeline.runPipeline;
     const verdicts: Record<string, "sufficient" | "partial" | "insufficient"> = {
       "memory a?": "insufficient", // answerable: must not count
@@ -114,7 +114,7 @@ describe("unanswerable questions", () => {
         ...(verdict ? { sufficiency: { verdict, completeness: 0, redundancy: 0, missing: [] } } : {}),
       };
     });
-    const report = evaluatePolicy(questions, lines, subject);
+    const report = await evaluatePolicy(questions, lines, subject);
     expect(report.unanswerable?.insufficient).toBeCloseTo(2 / 3, 12);
     // The false alarm on the one answerable question is reported apart.
     expect(report.unanswerable?.answerableInsufficient).toBe(1);
@@ -126,8 +126,10 @@ describe("unanswerable questions", () => {
     ]);
   });
 
-  test("a golden set without them has none to report", () => {
-    expect(evaluatePolicy([known], [lines[0] as RecordedCandidates], subject).unanswerable).toBeNull();
+  test("a golden set without them has none to report", async () => {
+    expect(
+      (await evaluatePolicy([known], [lines[0] as RecordedCandidates], subject)).unanswerable,
+    ).toBeNull();
   });
 });
 

@@ -35,6 +35,7 @@ function report(
     ),
     byLang: {},
     unanswerable: null,
+    expansion: null,
     outcomes: [],
   };
 }

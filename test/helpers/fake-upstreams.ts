@@ -12,12 +12,16 @@ export interface FakeMemory {
   content: string;
   /** ISO 8601. */
   at: string;
+  /** Returned only to a search with exactly this query (a memory the backend ranks low for other questions). */
+  onlyFor?: string;
 }
 
 export type Wire = "zep" | "openmemory";
 
 export class FakeUpstreams {
   readonly searches: Record<Wire, number> = { zep: 0, openmemory: 0 };
+  /** The query of each search, in order, per wire. */
+  readonly queries: Record<Wire, string[]> = { zep: [], openmemory: [] };
   private failure: { status: number; retryAfter?: string } | undefined;
   /** Every search answers after this many ms (a slow upstream: concurrent requests overlap). */
   searchDelayMs = 0;
@@ -114,6 +118,10 @@ export class FakeUpstreams {
           : undefined;
     if (wire === undefined) return json(404, { message: "no such route" });
     this.searches[wire]++;
+    const query = String(body.query ?? "");
+    this.queries[wire].push(query);
+    const visible = (list: FakeMemory[]) =>
+      list.filter((m) => m.onlyFor === undefined || m.onlyFor === query);
     if (this.searchDelayMs > 0) await new Promise((r) => setTimeout(r, this.searchDelayMs));
     if (this.failure !== undefined) {
       const headers: Record<string, string> =
@@ -121,7 +129,7 @@ export class FakeUpstreams {
       return json(this.failure.status, { message: "upstream failure" }, headers);
     }
     if (wire === "zep") {
-      const memories = this.users.get(String(body.user_id)) ?? [];
+      const memories = visible(this.users.get(String(body.user_id)) ?? []);
       const limit = typeof body.limit === "number" ? body.limit : 10;
       const edges = memories.slice(0, limit).map((m) => ({
         uuid: m.id,
@@ -136,7 +144,7 @@ export class FakeUpstreams {
     const filters = (body.filters ?? {}) as Record<string, unknown>;
     const owner = String(body.user_id ?? filters.user_id);
     const k = typeof body.k === "number" ? body.k : 8;
-    const memories = (this.users.get(owner) ?? []).slice(0, k);
+    const memories = visible(this.users.get(owner) ?? []).slice(0, k);
     const matches = memories.map((m, i) => ({
       id: m.id,
       content: m.content,
