@@ -9,7 +9,7 @@
  *   the one of the best-scored question). Questions of other threads get no reply. The call is made as soon as
  *   the `episodes` scope answers, beside the other scopes' searches (`ReplyPrefetch`), not after them — or, when
  *   the user's previous search chose a thread (`ThreadGuesses`), beside the searches themselves, to that thread;
- *   should the `episodes` answer name another thread (or none), that call is cancelled and the named one made.
+ *   should the `episodes` answer name another thread (or none), that call's answer is dropped and the named one made.
  * - Bounded: it gets what is left of the policy's backend timeout minus a margin (`REPLY_MARGIN_MS`); with less
  *   than `REPLY_MIN_MS` left it is not made. Any failure (timeout, HTTP error, a malformed answer) → no replies:
  *   the search's own candidates are returned as they were, never a failed search.
@@ -135,8 +135,10 @@ export const THREAD_GUESS_USERS = 4096;
  * its searches (`ReplyPrefetch.guess`): with Zep's latency, the thread call then overlaps the searches instead of
  * following the `episodes` answer. Only which thread to read is remembered, never what it holds: every search
  * reads the thread afresh, so the replies are the same either way. A guess that the `episodes` answer proves
- * wrong costs one cancelled call; a user whose last search chose no thread gets no guess. Bounded
- * (`THREAD_GUESS_USERS`, least recently chosen forgotten first).
+ * wrong costs one thread read whose answer is dropped (left to finish, within the same time bound, rather than
+ * cancelled: cancelling an exchange in flight closes its connection, and a new one to Zep Cloud costs a TLS
+ * handshake); a user whose last search chose no thread gets no guess. Bounded (`THREAD_GUESS_USERS`, least
+ * recently chosen forgotten first).
  */
 export class ThreadGuesses {
   private readonly last = new Map<string, string>();
@@ -169,8 +171,8 @@ export class ThreadGuesses {
  * after them: only episodes are messages, so the thread `pickThread` will choose can be told from the `episodes`
  * scope's answer alone — its items in Zep's order (best first), the first `limit` of them, as the merged
  * candidates hold them. Earlier still, with `guesses`: the thread the user's previous search chose, called as soon
- * as the searches are sent (`guess`); when the `episodes` answer names another thread (or none), that call is
- * cancelled and the named one made. Should the merged candidates choose another thread (or none: the merge keeps at
+ * as the searches are sent (`guess`); when the `episodes` answer names another thread (or none), that call's answer
+ * is dropped (the call left to finish, see `ThreadGuesses`) and the named one made. Should the merged candidates choose another thread (or none: the merge keeps at
  * most `limit` of all scopes), the call made ahead is cancelled and `withReplies` makes its own, as before: the
  * replies are those of the thread the candidates choose, whichever way.
  */
@@ -179,6 +181,8 @@ export class ReplyPrefetch {
   private link: LinkedSignal | undefined;
   private messages: Promise<ThreadMessage[] | undefined> | undefined;
   private episodesAnswered = false;
+  /** Whether the call made ahead is the guess (`guess`), not the `episodes` answer's. */
+  private guessed = false;
 
   constructor(
     private readonly wire: ZepWire,
@@ -192,7 +196,7 @@ export class ReplyPrefetch {
   guess(): void {
     if (this.messages !== undefined || this.episodesAnswered || this.req.signal.aborted) return;
     const thread = this.guesses?.get(this.req.userId);
-    if (thread !== undefined) this.start(thread);
+    if (thread !== undefined) this.guessed = this.start(thread);
   }
 
   /** One scope's search answered (its answer as Zep sent it); `limit` is the one sent. */
@@ -202,19 +206,23 @@ export class ReplyPrefetch {
     const thread = predictThread(results, limit, this.req.userId, this.req.policy.retrieval.questionAt);
     // The guess was right (or there was none and there is none).
     if (thread === this.thread) return;
-    this.cancel();
+    // A wrong guess is left to finish, its answer unused (see `ThreadGuesses`); its link ends it in time.
+    if (!this.guessed) this.cancel();
+    this.guessed = false;
     this.thread = undefined;
     this.link = undefined;
     this.messages = undefined;
     if (thread !== undefined) this.start(thread);
   }
 
-  private start(thread: string): void {
+  /** Whether the call was made (not when too little is left of the backend timeout). */
+  private start(thread: string): boolean {
     const link = threadCallLink(this.req, this.startedAt, this.now);
-    if (link === undefined) return;
+    if (link === undefined) return false;
     this.thread = thread;
     this.link = link;
     this.messages = fetchThread(this.wire, thread, link);
+    return true;
   }
 
   /**
