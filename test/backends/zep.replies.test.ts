@@ -362,6 +362,32 @@ describe("Zep reply turns (retrieval.replies)", () => {
       }
     });
 
+    test("a search without the episodes scope makes no guessed call", async () => {
+      slowSearches(() => episodesOf(["q1", "t-shelter", q1]));
+      const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+      try {
+        await searchWith(backend);
+        expect(threadCalls()).toHaveLength(1);
+        const factsOnly = await backend.search({
+          userId: USER,
+          query: "puppy",
+          limit: 10,
+          searchType: "hybrid",
+          policy: policySchema.parse({
+            name: "t",
+            version: 1,
+            retrieval: { replies: true },
+            zep: { scopes: ["edges"], reranker: "cross_encoder" },
+          }),
+          signal: AbortSignal.timeout(1500),
+        });
+        expect(factsOnly).toEqual([]);
+        expect(threadCalls()).toHaveLength(1);
+      } finally {
+        await backend.close?.();
+      }
+    });
+
     test("bounded: the least recently chosen user is forgotten first; choosing none forgets", () => {
       const guesses = new ThreadGuesses(2);
       guesses.chose("a", "t-a");

@@ -172,9 +172,10 @@ export class ThreadGuesses {
  * scope's answer alone — its items in Zep's order (best first), the first `limit` of them, as the merged
  * candidates hold them. Earlier still, with `guesses`: the thread the user's previous search chose, called as soon
  * as the searches are sent (`guess`); when the `episodes` answer names another thread (or none), that call's answer
- * is dropped (the call left to finish, see `ThreadGuesses`) and the named one made. Should the merged candidates choose another thread (or none: the merge keeps at
- * most `limit` of all scopes), the call made ahead is cancelled and `withReplies` makes its own, as before: the
- * replies are those of the thread the candidates choose, whichever way.
+ * is dropped (the call left to finish, see `ThreadGuesses`) and the named one made. Should the merged candidates
+ * choose another thread (or none: the merge keeps at most `limit` of all scopes), the call made ahead is cancelled
+ * and `withReplies` makes its own, as before: the replies are those of the thread the candidates choose, whichever
+ * way.
  */
 export class ReplyPrefetch {
   private thread: string | undefined;
@@ -192,9 +193,13 @@ export class ReplyPrefetch {
     private readonly guesses?: ThreadGuesses,
   ) {}
 
-  /** The searches are sent: the thread the user's previous search chose is called now, if there is one. */
+  /**
+   * The searches are sent: the thread the user's previous search chose is called now, if there is one (and the
+   * `episodes` scope is searched: without it no thread is chosen).
+   */
   guess(): void {
     if (this.messages !== undefined || this.episodesAnswered || this.req.signal.aborted) return;
+    if (!this.req.policy.zep.scopes.includes("episodes")) return;
     const thread = this.guesses?.get(this.req.userId);
     if (thread !== undefined) this.guessed = this.start(thread);
   }
