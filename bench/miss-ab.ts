@@ -7,8 +7,11 @@
  *     before issue 29 (lock and generation by the flight, release after the store); this one as its service does.
  *   - `zep`: the Zep adapter's search for the default policy (2 scopes + the reply thread call) against the
  *     bench's fake Zep (bench/gateway/servers.ts), each build's `createZepBackend`.
+ *   - `zep-slow`: the same with every answer of the fake Zep `ZEP_SLOW_MS` (default 5) ms late, its thread reads
+ *     too, as a remote Zep's would be: what the calls' order costs in latency (searches and thread read in turn,
+ *     or side by side).
  *
- *   npx tsx bench/miss-ab.ts <other build's root> [redis|zep] [batches=20] [per batch=150]
+ *   npx tsx bench/miss-ab.ts <other build's root> [redis|zep|zep-slow] [batches=20] [per batch=150]
  *
  * The other root holds a built dist/ (e.g. `git archive <commit>` + `npx tsc -p tsconfig.build.json`, node_modules
  * linked). Both builds read the dist/ they were compiled to: run `npm run build` here first.
@@ -170,6 +173,8 @@ async function main(): Promise<void> {
     return;
   }
   const zep = await Helper.start<ServerRequest, ServerReply>(join(__dirname, "gateway/servers.ts"), ["zep"]);
+  if (PART === "zep-slow")
+    await zep.helper.ask({ op: "delay", ms: Number(process.env.ZEP_SLOW_MS ?? 5), every: true });
   const baseUrl = `http://127.0.0.1:${zep.hello.port ?? 0}/api/v2`;
   const backend = (root: string) =>
     require(join(root, "dist/backends/zep/index.js")).createZepBackend({ apiKey: "k", baseUrl });

@@ -5,7 +5,8 @@
  *   backend  a fake OpenMemory: `POST /memory/query` answers, after a fixed delay (0 ms by default, changed over
  *            IPC), one precomputed body of 16 matches × ~500 chars (the corpus of bench/lib/corpus.ts), the
  *            size a default policy asks for (topK 8 × overfetch 2); `GET /health` answers `{ok: true}`.
- *   zep      a fake Zep Cloud (`/api/v2`): `POST /graph/search` answers at once (or after the same delay) one
+ *   zep      a fake Zep Cloud (`/api/v2`): `POST /graph/search` answers at once (or after the same delay; with
+ *            `every`, every answer after it, the thread reads' 404 too) one
  *            precomputed body per scope — 16 edges or 16 episodes × ~500 chars, cross-encoder scores, every field
  *            Zep sends (snake_case) —, the size the default policy asks each scope for; `GET /users/{id}` a user,
  *            `GET /projects/info` a project.
@@ -22,7 +23,11 @@ import express from "express";
 import { makeCandidates } from "../lib/corpus";
 
 export type ServerRole = "backend" | "zep" | "floor" | "sink";
-export type ServerRequest = { op: "delay"; ms: number } | { op: "stats" } | { op: "answer"; body: string };
+/** `delay` with `every`: the fake Zep delays every answer (its thread reads' 404 too), not only its searches. */
+export type ServerRequest =
+  | { op: "delay"; ms: number; every?: boolean }
+  | { op: "stats" }
+  | { op: "answer"; body: string };
 export interface ServerReply {
   port?: number;
   /** Requests being answered now (backend: waiting out the delay). */
@@ -105,7 +110,7 @@ function fakeBackend(stats: { pending: number; requests: number; delayMs: number
   };
 }
 
-function fakeZep(stats: { pending: number; requests: number; delayMs: number }) {
+function fakeZep(stats: { pending: number; requests: number; delayMs: number; delayEvery: boolean }) {
   const answers = zepSearchAnswers();
   const edges = Buffer.from(answers.edges);
   const episodes = Buffer.from(answers.episodes);
@@ -140,7 +145,8 @@ function fakeZep(stats: { pending: number; requests: number; delayMs: number }) 
           .end(body);
       };
       stats.pending++;
-      if (stats.delayMs > 0 && status === 200 && req.method === "POST") setTimeout(send, stats.delayMs);
+      if (stats.delayMs > 0 && (stats.delayEvery || (status === 200 && req.method === "POST")))
+        setTimeout(send, stats.delayMs);
       else send();
     });
   };
@@ -157,7 +163,7 @@ function otlpSink(stats: { requests: number; bytes: number }) {
 }
 
 async function main(role: ServerRole): Promise<void> {
-  const stats = { pending: 0, requests: 0, bytes: 0, delayMs: 0 };
+  const stats = { pending: 0, requests: 0, bytes: 0, delayMs: 0, delayEvery: false };
   let answer = Buffer.from("{}");
   let listen: (port: number, host: string, cb: () => void) => { address(): AddressInfo | string | null };
   if (role === "floor") {
@@ -181,7 +187,10 @@ async function main(role: ServerRole): Promise<void> {
   });
   const address = server.address();
   process.on("message", (m: ServerRequest) => {
-    if (m.op === "delay") stats.delayMs = m.ms;
+    if (m.op === "delay") {
+      stats.delayMs = m.ms;
+      stats.delayEvery = m.every === true;
+    }
     if (m.op === "answer") answer = Buffer.from(m.body);
     process.send?.({
       pending: stats.pending,

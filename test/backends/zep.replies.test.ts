@@ -5,7 +5,7 @@
  */
 
 import { createZepBackend } from "../../src/backends/zep";
-import { ReplyPrefetch, withReplies } from "../../src/backends/zep/replies";
+import { ReplyPrefetch, ThreadGuesses, withReplies } from "../../src/backends/zep/replies";
 import type { Candidate } from "../../src/pipeline/types";
 import { policySchema } from "../../src/policy/schema";
 import type { SeedMemory } from "./contract";
@@ -270,6 +270,135 @@ describe("Zep reply turns (retrieval.replies)", () => {
       } finally {
         await backend.close?.();
       }
+    });
+  });
+
+  describe("the thread the user's previous search chose, read beside the searches (ThreadGuesses)", () => {
+    const q1 = "Tom: How was the shelter visit? Did you name the puppy?";
+    const q3 = "Tom: Did the puppy like the paella?";
+    const episodesOf = (...items: Array<[string, string, string]>) =>
+      JSON.stringify({
+        episodes: items.map(([uuid, thread, content], i) => ({
+          uuid,
+          content,
+          thread_id: thread,
+          created_at: "2024-03-02T18:00:00Z",
+          score: 0.9 - i / 10,
+          relevance: 0.9 - i / 10,
+        })),
+      });
+    /** Searches answer `body` 200 ms late; each answer notes how many thread calls had arrived by then. */
+    const slowSearches = (body: () => string) => {
+      const threadCallsWhenAnswered: number[] = [];
+      zep.route(
+        "POST",
+        "/graph/search",
+        () => {
+          threadCallsWhenAnswered.push(threadCalls().length);
+          return [200, body(), { "Content-Type": "application/json" }];
+        },
+        { delayMs: 200 },
+      );
+      return threadCallsWhenAnswered;
+    };
+    const searchWith = (backend: ReturnType<typeof createZepBackend>) =>
+      backend.search({
+        userId: USER,
+        query: "puppy",
+        limit: 10,
+        searchType: "hybrid",
+        policy: policy(true),
+        signal: AbortSignal.timeout(1500),
+      });
+
+    test("the user's next search calls that thread while its searches are out, and gets the same replies", async () => {
+      let answer = episodesOf(["q1", "t-shelter", q1]);
+      const answeredWith = slowSearches(() => answer);
+      const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+      try {
+        const first = await searchWith(backend);
+        // No guess yet: the thread call follows the episodes' answer.
+        expect(answeredWith).toEqual([0]);
+        const second = await searchWith(backend);
+        // The guess: the thread call had arrived before the search answered.
+        expect(answeredWith).toEqual([0, 2]);
+        expect(second).toEqual(first);
+        expect(second.map((c) => c.id)).toEqual(["q1", "a1"]);
+        expect(threadCalls().map((r) => r.path)).toEqual([
+          "/threads/t-shelter?lastn=100",
+          "/threads/t-shelter?lastn=100",
+        ]);
+        // A search that chooses no thread forgets the guess: the next one makes no call before its answer.
+        answer = episodesOf(["s1", "t-x", "Maya: The puppy sleeps a lot."]);
+        expect((await searchWith(backend)).map((c) => c.id)).toEqual(["s1"]);
+        expect(threadCalls()).toHaveLength(3);
+        answer = episodesOf(["q1", "t-shelter", q1]);
+        await searchWith(backend);
+        expect(answeredWith).toEqual([0, 2, 3, 3]);
+        expect(threadCalls()).toHaveLength(4);
+      } finally {
+        await backend.close?.();
+      }
+    });
+
+    test("a wrong guess: its answer is dropped and the thread the episodes name is read, replies as without a guess", async () => {
+      let answer = episodesOf(["q1", "t-shelter", q1]);
+      slowSearches(() => answer);
+      const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+      const fresh = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+      try {
+        await searchWith(backend);
+        answer = episodesOf(["q3", "t-cooking", q3]);
+        const guessedWrong = await searchWith(backend);
+        expect(guessedWrong.map((c) => c.id)).toEqual(["q3", "a3"]);
+        expect(guessedWrong).toEqual(await searchWith(fresh));
+        const paths = threadCalls().map((r) => r.path);
+        expect(paths.filter((p) => p === "/threads/t-cooking?lastn=100")).toHaveLength(2);
+        // The first search's call and the guess, left to finish (not cancelled: its connection stays open).
+        expect(paths.filter((p) => p === "/threads/t-shelter?lastn=100")).toHaveLength(2);
+      } finally {
+        await backend.close?.();
+        await fresh.close?.();
+      }
+    });
+
+    test("a search without the episodes scope makes no guessed call", async () => {
+      slowSearches(() => episodesOf(["q1", "t-shelter", q1]));
+      const backend = createZepBackend({ apiKey: zep.apiKey, baseUrl: zep.baseUrl });
+      try {
+        await searchWith(backend);
+        expect(threadCalls()).toHaveLength(1);
+        const factsOnly = await backend.search({
+          userId: USER,
+          query: "puppy",
+          limit: 10,
+          searchType: "hybrid",
+          policy: policySchema.parse({
+            name: "t",
+            version: 1,
+            retrieval: { replies: true },
+            zep: { scopes: ["edges"], reranker: "cross_encoder" },
+          }),
+          signal: AbortSignal.timeout(1500),
+        });
+        expect(factsOnly).toEqual([]);
+        expect(threadCalls()).toHaveLength(1);
+      } finally {
+        await backend.close?.();
+      }
+    });
+
+    test("bounded: the least recently chosen user is forgotten first; choosing none forgets", () => {
+      const guesses = new ThreadGuesses(2);
+      guesses.chose("a", "t-a");
+      guesses.chose("b", "t-b");
+      guesses.chose("a", "t-a2");
+      guesses.chose("c", "t-c");
+      expect([guesses.get("a"), guesses.get("b"), guesses.get("c")]).toEqual(["t-a2", undefined, "t-c"]);
+      expect(guesses.size).toBe(2);
+      guesses.chose("c", undefined);
+      expect(guesses.get("c")).toBeUndefined();
+      expect(guesses.size).toBe(1);
     });
   });
 

@@ -1,7 +1,8 @@
 /**
  * The Zep Cloud backend: `graph.search` per configured scope (and, with `zep.userSummary`, the user's node for
  * its summary: ./map.ts), `user.get` for existence, `project.get` as ping; with `retrieval.replies`, one
- * `thread.get` for the reply turns of question episodes (./replies.ts), made as soon as the `episodes` scope answers.
+ * `thread.get` for the reply turns of question episodes (./replies.ts), made as soon as the `episodes` scope answers
+ * (or beside the searches, to the thread the user's previous search chose: `ThreadGuesses`).
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
  * `graph.search`, the call on every cache miss, is one documented `POST /graph/search` per scope made directly
@@ -41,7 +42,7 @@ import {
   type ZepScope,
 } from "./map";
 import { zepJson, zepNativeSearch } from "./native";
-import { ReplyPrefetch, withReplies } from "./replies";
+import { ReplyPrefetch, ThreadGuesses, withReplies } from "./replies";
 
 export interface ZepBackendConfig {
   apiKey: string;
@@ -75,6 +76,8 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
   // This instance's keep-alive pool for its searches (./native.ts), closed with the instance.
   const dispatcher = new Agent();
   const wire = { apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, dispatcher };
+  // Each user's last reply thread, to read it beside the next search's searches (./replies.ts).
+  const threadGuesses = new ThreadGuesses();
   let closing: Promise<void> | undefined;
   const timeoutInSeconds = cfg.timeoutInSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const callOptions = (abortSignal: AbortSignal) => ({ maxRetries: 0, timeoutInSeconds, abortSignal });
@@ -122,34 +125,35 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
           )
         : Promise.resolve();
     try {
-      settled = await Promise.allSettled(
-        scopes.map(async (scope): Promise<ScopeAnswer> => {
-          try {
-            const body: serialization.GraphSearchQuery.Raw = {
-              user_id: req.userId,
-              query: req.query,
-              limit,
-              scope,
-              reranker,
-              ...(reranker === "mmr" ? { mmr_lambda: DEFAULT_MMR_LAMBDA } : {}),
-            };
-            const results = await zepJson(wire, "graph.search", {
-              method: "POST",
-              path: "/graph/search",
-              body,
-              signal: link.signal,
-              timedOut,
-              abortedAs: "aborted",
-            });
-            // The episodes' thread call starts now, beside the other scopes' searches (./replies.ts).
-            early?.scopeAnswered(scope, results, limit);
-            return { scope, results: results as serialization.GraphSearchResults.Raw };
-          } catch (err) {
-            fail(err);
-            throw err;
-          }
-        }),
-      );
+      const searches = scopes.map(async (scope): Promise<ScopeAnswer> => {
+        try {
+          const body: serialization.GraphSearchQuery.Raw = {
+            user_id: req.userId,
+            query: req.query,
+            limit,
+            scope,
+            reranker,
+            ...(reranker === "mmr" ? { mmr_lambda: DEFAULT_MMR_LAMBDA } : {}),
+          };
+          const results = await zepJson(wire, "graph.search", {
+            method: "POST",
+            path: "/graph/search",
+            body,
+            signal: link.signal,
+            timedOut,
+            abortedAs: "aborted",
+          });
+          // The episodes' thread call starts now, beside the other scopes' searches (./replies.ts).
+          early?.scopeAnswered(scope, results, limit);
+          return { scope, results: results as serialization.GraphSearchResults.Raw };
+        } catch (err) {
+          fail(err);
+          throw err;
+        }
+      });
+      // The thread the user's previous search chose is read now, beside the searches (./replies.ts).
+      early?.guess();
+      settled = await Promise.allSettled(searches);
       await node;
     } finally {
       link.dispose();
@@ -167,7 +171,10 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
       const limit = Math.min(Math.floor(req.limit), ZEP_MAX_LIMIT);
       if (!(limit >= 1)) return [];
       let candidates: Candidate[];
-      const early = req.policy.retrieval.replies === true ? new ReplyPrefetch(wire, req, started) : undefined;
+      const early =
+        req.policy.retrieval.replies === true
+          ? new ReplyPrefetch(wire, req, started, undefined, threadGuesses)
+          : undefined;
       try {
         const { answers, userNode } = await searchScopes(req, limit, early);
         const found = toCandidates(answers, { userId: req.userId, reranker: req.policy.zep.reranker, limit });

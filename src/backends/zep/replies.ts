@@ -7,7 +7,9 @@
  *
  * - One extra call per search, at most: to the thread with the most question episodes among the candidates (then
  *   the one of the best-scored question). Questions of other threads get no reply. The call is made as soon as
- *   the `episodes` scope answers, beside the other scopes' searches (`ReplyPrefetch`), not after them.
+ *   the `episodes` scope answers, beside the other scopes' searches (`ReplyPrefetch`), not after them — or, when
+ *   the user's previous search chose a thread (`ThreadGuesses`), beside the searches themselves, to that thread;
+ *   should the `episodes` answer name another thread (or none), that call's answer is dropped and the named one made.
  * - Bounded: it gets what is left of the policy's backend timeout minus a margin (`REPLY_MARGIN_MS`); with less
  *   than `REPLY_MIN_MS` left it is not made. Any failure (timeout, HTTP error, a malformed answer) → no replies:
  *   the search's own candidates are returned as they were, never a failed search.
@@ -125,40 +127,115 @@ function threadCallLink(req: SearchRequest, startedAt: number, now: () => number
   return left < REPLY_MIN_MS ? undefined : new LinkedSignal(req.signal, left);
 }
 
+/** Users remembered per backend instance by `ThreadGuesses` (the least recently chosen forgotten first). */
+export const THREAD_GUESS_USERS = 4096;
+
 /**
- * The thread call made as soon as the `episodes` scope answers (issue 29), beside the other scopes' searches
- * rather than after them: only episodes are messages, so the thread `pickThread` will choose can be told from that
+ * Each user's thread chosen by their last search (`withReplies`), to start the next search's thread call beside
+ * its searches (`ReplyPrefetch.guess`): with Zep's latency, the thread call then overlaps the searches instead of
+ * following the `episodes` answer. Only which thread to read is remembered, never what it holds: every search
+ * reads the thread afresh, so the replies are the same either way. A guess that the `episodes` answer proves
+ * wrong costs one thread read whose answer is dropped (left to finish, within the same time bound, rather than
+ * cancelled: cancelling an exchange in flight closes its connection, and a new one to Zep Cloud costs a TLS
+ * handshake); a user whose last search chose no thread gets no guess. Bounded (`THREAD_GUESS_USERS`, least
+ * recently chosen forgotten first).
+ */
+export class ThreadGuesses {
+  private readonly last = new Map<string, string>();
+
+  constructor(private readonly capacity = THREAD_GUESS_USERS) {}
+
+  get(userId: string): string | undefined {
+    return this.last.get(userId);
+  }
+
+  get size(): number {
+    return this.last.size;
+  }
+
+  /** The thread `userId`'s search chose (undefined: none, forgets the guess). */
+  chose(userId: string, thread: string | undefined): void {
+    if (thread !== undefined && this.last.get(userId) === thread) return;
+    this.last.delete(userId);
+    if (thread === undefined) return;
+    this.last.set(userId, thread);
+    if (this.last.size > this.capacity) {
+      const oldest = this.last.keys().next();
+      if (oldest.done !== true) this.last.delete(oldest.value);
+    }
+  }
+}
+
+/**
+ * The thread call made ahead of the merged candidates (issue 29), beside the other scopes' searches rather than
+ * after them: only episodes are messages, so the thread `pickThread` will choose can be told from the `episodes`
  * scope's answer alone — its items in Zep's order (best first), the first `limit` of them, as the merged
- * candidates hold them. Should the merged candidates choose another thread (or none: the merge keeps at most
- * `limit` of all scopes), the call made ahead is cancelled and `withReplies` makes its own, as before: the
- * replies are those of the thread the candidates choose, whichever way.
+ * candidates hold them. Earlier still, with `guesses`: the thread the user's previous search chose, called as soon
+ * as the searches are sent (`guess`); when the `episodes` answer names another thread (or none), that call's answer
+ * is dropped (the call left to finish, see `ThreadGuesses`) and the named one made. Should the merged candidates
+ * choose another thread (or none: the merge keeps at most `limit` of all scopes), the call made ahead is cancelled
+ * and `withReplies` makes its own, as before: the replies are those of the thread the candidates choose, whichever
+ * way.
  */
 export class ReplyPrefetch {
   private thread: string | undefined;
   private link: LinkedSignal | undefined;
   private messages: Promise<ThreadMessage[] | undefined> | undefined;
+  private episodesAnswered = false;
+  /** Whether the call made ahead is the guess (`guess`), not the `episodes` answer's. */
+  private guessed = false;
 
   constructor(
     private readonly wire: ZepWire,
     private readonly req: SearchRequest,
     private readonly startedAt: number,
     private readonly now: () => number = () => performance.now(),
+    private readonly guesses?: ThreadGuesses,
   ) {}
+
+  /**
+   * The searches are sent: the thread the user's previous search chose is called now, if there is one (and the
+   * `episodes` scope is searched: without it no thread is chosen).
+   */
+  guess(): void {
+    if (this.messages !== undefined || this.episodesAnswered || this.req.signal.aborted) return;
+    if (!this.req.policy.zep.scopes.includes("episodes")) return;
+    const thread = this.guesses?.get(this.req.userId);
+    if (thread !== undefined) this.guessed = this.start(thread);
+  }
 
   /** One scope's search answered (its answer as Zep sent it); `limit` is the one sent. */
   scopeAnswered(scope: string, results: unknown, limit: number): void {
-    if (scope !== "episodes" || this.messages !== undefined || this.req.signal.aborted) return;
+    if (scope !== "episodes" || this.episodesAnswered || this.req.signal.aborted) return;
+    this.episodesAnswered = true;
     const thread = predictThread(results, limit, this.req.userId, this.req.policy.retrieval.questionAt);
-    if (thread === undefined) return;
+    // The guess was right (or there was none and there is none).
+    if (thread === this.thread) return;
+    // A wrong guess is left to finish, its answer unused (see `ThreadGuesses`); its link ends it in time.
+    if (!this.guessed) this.cancel();
+    this.guessed = false;
+    this.thread = undefined;
+    this.link = undefined;
+    this.messages = undefined;
+    if (thread !== undefined) this.start(thread);
+  }
+
+  /** Whether the call was made (not when too little is left of the backend timeout). */
+  private start(thread: string): boolean {
     const link = threadCallLink(this.req, this.startedAt, this.now);
-    if (link === undefined) return;
+    if (link === undefined) return false;
     this.thread = thread;
     this.link = link;
     this.messages = fetchThread(this.wire, thread, link);
+    return true;
   }
 
-  /** The messages fetched ahead when `thread` is the one fetched; otherwise undefined, and the call is cancelled. */
+  /**
+   * The messages fetched ahead when `thread` (the merged candidates' choice, remembered for the user's next search)
+   * is the one fetched; otherwise undefined, and the call is cancelled.
+   */
   take(thread: string | undefined): Promise<ThreadMessage[] | undefined> | undefined {
+    this.guesses?.chose(this.req.userId, thread);
     if (thread !== undefined && thread === this.thread) return this.messages;
     this.cancel();
     return undefined;
