@@ -74,19 +74,20 @@ interface Round {
 async function hitAnswer(url: string): Promise<{ status: number; headers: string[]; body: string }> {
   let last: Response | undefined;
   let text = "";
-  for (let i = 0; i < 2; i++) {
+  let json: { metadata?: { cache?: string; queryTime?: number } } = {};
+  // The miss stores its entry after it answers: on a busy machine the next request can come first (then a few more).
+  for (let i = 0; i < 6 && (i < 2 || json.metadata?.cache !== "hit"); i++) {
+    if (i >= 2) await new Promise((r) => setTimeout(r, 100));
     last = await fetch(`${url}/v1/retrieve`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: BODY,
     });
     text = await last.text();
+    json = JSON.parse(text) as typeof json;
   }
-  const json = JSON.parse(text) as { metadata?: { cache?: string; queryTime?: number } };
   if (last?.status !== 200 || json.metadata?.cache !== "hit")
-    throw new Error(
-      `${url}: the second request was not a cache hit (${last?.status}, ${text.slice(0, 200)})`,
-    );
+    throw new Error(`${url}: no cache hit after 6 requests (${last?.status}, ${text.slice(0, 200)})`);
   json.metadata.queryTime = 0;
   const headers = [...last.headers.entries()]
     // Per request: the id, the limit's counters, the date, and the length (the query time's digits).
