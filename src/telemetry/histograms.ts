@@ -146,7 +146,8 @@ export class FastHistogram {
 
   /**
    * One value. Keep one `attributes` object per series where you can: its key is made once per object (a new
-   * object each time costs the SDK's hashing again, no more).
+   * object each time costs the SDK's hashing again, no more). An object recorded with is never changed afterwards
+   * (its key is remembered): memgate's label sets are made once and never changed.
    */
   record(value: number, attributes: Attributes = {}): void {
     if (sinks.length === 0 || typeof value !== "number" || value < 0) return;
