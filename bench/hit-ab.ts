@@ -70,22 +70,28 @@ interface Round {
   rps: number;
 }
 
+const ATTEMPTS = 40;
+
 /** One hit's answer, for comparing the builds: headers that vary per request left out, `queryTime` zeroed. */
 async function hitAnswer(url: string): Promise<{ status: number; headers: string[]; body: string }> {
   let last: Response | undefined;
   let text = "";
-  for (let i = 0; i < 2; i++) {
+  let json: { metadata?: { cache?: string; queryTime?: number } } = {};
+  // The miss stores its entry after it answers: on a busy machine the next request can come first; and a Redis
+  // command over its timeout (a cold gateway's first ones) suspends Redis use for 2 s (cache bypassed). Up to ~10 s.
+  for (let i = 0; i < ATTEMPTS && (i < 2 || json.metadata?.cache !== "hit"); i++) {
+    if (i >= 2) await new Promise((r) => setTimeout(r, 250));
     last = await fetch(`${url}/v1/retrieve`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: BODY,
     });
     text = await last.text();
+    json = JSON.parse(text) as typeof json;
   }
-  const json = JSON.parse(text) as { metadata?: { cache?: string; queryTime?: number } };
   if (last?.status !== 200 || json.metadata?.cache !== "hit")
     throw new Error(
-      `${url}: the second request was not a cache hit (${last?.status}, ${text.slice(0, 200)})`,
+      `${url}: no cache hit after ${ATTEMPTS} requests (${last?.status}, ${text.slice(0, 200)})`,
     );
   json.metadata.queryTime = 0;
   const headers = [...last.headers.entries()]

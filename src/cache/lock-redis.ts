@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type { RedisConnection } from "../redis/connection";
 import { defineScript, type RedisScript } from "../redis/scripts";
 import type { RedisPayloadCache } from "./redis";
@@ -21,9 +21,24 @@ export function flightLockKey(key: string): string {
   return `flight:${key}`;
 }
 
-/** A lock token: 16 random bytes, base64url (the admission script takes the lock with one of these too). */
+/** Random bytes for tokens, filled 4 KiB at a time (as Node's `randomUUID` pools its bytes). */
+const TOKEN_BYTES = 16;
+const pool = Buffer.alloc(TOKEN_BYTES * 256);
+let poolAt = pool.length;
+
+/**
+ * A lock token: 16 random bytes (the system's CSPRNG), base64url. The admission script takes the lock with one of
+ * these on every Redis cache read, hits included: taken from a pool instead of one `randomBytes` call (a crypto job,
+ * a Buffer) each, ~2 % of a Redis hit's CPU (issue 29).
+ */
 export function newFlightToken(): string {
-  return randomBytes(16).toString("base64url");
+  if (poolAt + TOKEN_BYTES > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const token = pool.toString("base64url", poolAt, poolAt + TOKEN_BYTES);
+  poolAt += TOKEN_BYTES;
+  return token;
 }
 
 /**

@@ -12,12 +12,15 @@ import { OTLPMetricExporter as GrpcMetricExporter } from "@opentelemetry/exporte
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import {
+  AggregationTemporality,
   ConsoleMetricExporter,
   type IMetricReader,
+  InstrumentType,
   PeriodicExportingMetricReader,
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import type { OtlpProtocol, TelemetryConfig } from "./config";
+import { createHistogramProducer, type HistogramProducer } from "./histograms";
 
 function otlpExporter(protocol: OtlpProtocol): PushMetricExporter {
   switch (protocol) {
@@ -35,7 +38,15 @@ function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return env[name] !== undefined && env[name] !== "" && Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
-export function pushMetricReaders(cfg: TelemetryConfig, env: NodeJS.ProcessEnv): IMetricReader[] {
+/**
+ * The push readers; each is given a producer of memgate's histograms (./histograms.ts) with its exporter's
+ * temporality, added to `producers` (released by the caller when the readers are shut down).
+ */
+export function pushMetricReaders(
+  cfg: TelemetryConfig,
+  env: NodeJS.ProcessEnv,
+  producers: HistogramProducer[],
+): IMetricReader[] {
   const exportIntervalMillis = millis(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000);
   const exportTimeoutMillis = Math.min(
     millis(env, "OTEL_METRIC_EXPORT_TIMEOUT", 30_000),
@@ -45,8 +56,18 @@ export function pushMetricReaders(cfg: TelemetryConfig, env: NodeJS.ProcessEnv):
   for (const name of cfg.metrics) {
     if (name === "otlp" || name === "console") {
       const exporter = name === "otlp" ? otlpExporter(cfg.metricsProtocol) : new ConsoleMetricExporter();
+      const producer = createHistogramProducer(
+        exporter.selectAggregationTemporality?.(InstrumentType.HISTOGRAM) ??
+          AggregationTemporality.CUMULATIVE,
+      );
+      producers.push(producer);
       readers.push(
-        new PeriodicExportingMetricReader({ exporter, exportIntervalMillis, exportTimeoutMillis }),
+        new PeriodicExportingMetricReader({
+          exporter,
+          exportIntervalMillis,
+          exportTimeoutMillis,
+          metricProducers: [producer],
+        }),
       );
     }
   }

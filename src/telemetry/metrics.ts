@@ -8,7 +8,6 @@
 import {
   type Attributes,
   type Counter,
-  type Histogram,
   type MeterProvider,
   metrics,
   type ObservableResult,
@@ -19,6 +18,7 @@ import { DETECTORS, INJECTION_ACTIONS, INJECTION_DETECTORS } from "../policy/sch
 import { CACHE_STATUSES, type RetrievalMetadata } from "../retrieval/payload";
 import { MEMGATE_VERSION } from "../version";
 import { METRICS } from "./catalogue";
+import { FastHistogram } from "./histograms";
 import { SlidingHitRate } from "./hit-rate";
 
 export const METER_NAME = "memgate";
@@ -37,17 +37,36 @@ export const RATE_LIMIT_SCOPES = ["key", "user", "backend"] as const;
 export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
 export type BackendOperation = "search" | "user_exists" | "get_memories" | "neighbours";
 
+/**
+ * The histograms: aggregated by memgate and read through each metric reader's producer (./histograms.ts), made once
+ * per process (a new MeterProvider's readers get producers of their own, which start from nothing).
+ */
+const histogram = (spec: (typeof METRICS)[keyof typeof METRICS], boundaries: number[]) =>
+  new FastHistogram({ name: spec.otel, description: spec.description, unit: spec.unit, boundaries });
+
+const H = {
+  latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
+  results: histogram(METRICS.results, COUNT_BUCKETS),
+  tokens: histogram(METRICS.tokens, TOKEN_BUCKETS),
+  tokenBudgetUsed: histogram(METRICS.tokenBudgetUsed, BUDGET_BUCKETS),
+  dedup: histogram(METRICS.dedup, RATIO_BUCKETS),
+  backendLatency: histogram(METRICS.backendLatency, LATENCY_BUCKETS_MS),
+  shadowTokenDelta: histogram(METRICS.shadowTokenDelta, TOKEN_DELTA_BUCKETS),
+  shadowOverlap: histogram(METRICS.shadowOverlap, RATIO_BUCKETS),
+  /** The semantic conventions' `http.server.request.duration` (not in the catalogue: its name is the conventions'). */
+  httpServerDuration: new FastHistogram({
+    name: "http.server.request.duration",
+    description: "Duration of HTTP server requests.",
+    unit: "s",
+    boundaries: HTTP_DURATION_BUCKETS_S,
+  }),
+};
+
 interface Instruments {
-  latency: Histogram;
-  results: Histogram;
-  tokens: Histogram;
-  tokenBudgetUsed: Histogram;
-  dedup: Histogram;
   redactions: Counter;
   retrievals: Counter;
   cacheLookups: Counter;
   fallbacks: Counter;
-  backendLatency: Histogram;
   policyReloads: Counter;
   policyRejections: Counter;
   policyOrphans: Counter;
@@ -57,12 +76,9 @@ interface Instruments {
   sufficiency: Counter;
   reinforcement: Counter;
   shadowRuns: Counter;
-  shadowTokenDelta: Histogram;
-  shadowOverlap: Histogram;
   shadowExclusive: Counter;
   tenantsReloads: Counter;
   /** The semantic conventions' HTTP server metrics (not in the catalogue: their names are the conventions'). */
-  httpServerDuration: Histogram;
   httpActiveRequests: UpDownCounter;
   /**
    * `http.server.active_requests` changes not yet added, by method: a request's +1 and −1 are summed here and added
@@ -183,12 +199,6 @@ function zeroTenants(i: Instruments, source: TenantSource): void {
 
 function create(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(METER_NAME);
-  const histogram = (spec: (typeof METRICS)[keyof typeof METRICS], buckets: number[]) =>
-    meter.createHistogram(spec.otel, {
-      description: spec.description,
-      unit: spec.unit,
-      advice: { explicitBucketBoundaries: buckets },
-    });
   const counter = (spec: (typeof METRICS)[keyof typeof METRICS]) =>
     meter.createCounter(spec.otel, { description: spec.description, unit: spec.unit });
 
@@ -258,16 +268,10 @@ function create(provider: MeterProvider): Instruments {
   });
 
   const instruments: Instruments = {
-    latency: histogram(METRICS.latency, LATENCY_BUCKETS_MS),
-    results: histogram(METRICS.results, COUNT_BUCKETS),
-    tokens: histogram(METRICS.tokens, TOKEN_BUCKETS),
-    tokenBudgetUsed: histogram(METRICS.tokenBudgetUsed, BUDGET_BUCKETS),
-    dedup: histogram(METRICS.dedup, RATIO_BUCKETS),
     redactions: counter(METRICS.redactions),
     retrievals: counter(METRICS.retrievals),
     cacheLookups: counter(METRICS.cacheLookups),
     fallbacks: counter(METRICS.fallbacks),
-    backendLatency: histogram(METRICS.backendLatency, LATENCY_BUCKETS_MS),
     policyReloads: counter(METRICS.policyReloads),
     policyRejections: counter(METRICS.policyRejections),
     policyOrphans: counter(METRICS.policyOrphans),
@@ -277,15 +281,8 @@ function create(provider: MeterProvider): Instruments {
     sufficiency: counter(METRICS.sufficiency),
     reinforcement: counter(METRICS.reinforcement),
     shadowRuns: counter(METRICS.shadowRuns),
-    shadowTokenDelta: histogram(METRICS.shadowTokenDelta, TOKEN_DELTA_BUCKETS),
-    shadowOverlap: histogram(METRICS.shadowOverlap, RATIO_BUCKETS),
     shadowExclusive: counter(METRICS.shadowExclusive),
     tenantsReloads: counter(METRICS.tenantsReloads),
-    httpServerDuration: meter.createHistogram("http.server.request.duration", {
-      description: "Duration of HTTP server requests.",
-      unit: "s",
-      advice: { explicitBucketBoundaries: HTTP_DURATION_BUCKETS_S },
-    }),
     httpActiveRequests: meter.createUpDownCounter("http.server.active_requests", {
       description: "Number of active HTTP server requests.",
       unit: "{request}",
@@ -330,7 +327,7 @@ function instruments(): Instruments {
 
 /** One HTTP request answered (src/telemetry/http-server.ts), in seconds, with the conventions' attributes. */
 export function recordHttpServerDuration(seconds: number, attributes: Attributes): void {
-  instruments().httpServerDuration.record(seconds, attributes);
+  H.httpServerDuration.record(seconds, attributes);
 }
 
 /** One HTTP request started (+1) or ended (-1): `http.server.active_requests`, the in-flight gauge. */
@@ -362,14 +359,14 @@ export function recordRetrieval(
   // `policy`: the served policy's name (a loaded policy file's, or a canary's), so canary and stable compare.
   const policy = meta.policy.name;
   const series = retrievalSeriesOf(meta.backend, meta.cache, outcome, door, policy, tenant);
-  i.latency.record(elapsedMs, series.latency);
+  H.latency.record(elapsedMs, series.latency);
   // retrieval.requests and retrieval.cache.lookups: counted here, added at the next collection.
   i.retrievalPending.set(series, (i.retrievalPending.get(series) ?? 0) + 1);
-  i.results.record(meta.includedResults, series.base);
-  i.tokens.record(meta.totalTokens, series.base);
+  H.results.record(meta.includedResults, series.base);
+  H.tokens.record(meta.totalTokens, series.base);
   // Tokens used against the budget they were packed into (the policy's maxTokens after request overrides).
   if (meta.config.maxTokens > 0)
-    i.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, series.base);
+    H.tokenBudgetUsed.record(meta.totalTokens / meta.config.maxTokens, series.base);
   if (meta.cache !== "bypass") cacheHitWindow.record(meta.cache === "hit" || meta.cache === "stale");
   if (meta.fallback !== null)
     i.fallbacks.add(1, { code: meta.fallback.code, action: meta.fallback.action, policy, tenant });
@@ -397,7 +394,7 @@ export function recordReinforcement(operation: "read" | "increment", outcome: "o
 /** The dedup stage of one pipeline run: `duplicates` of `input` candidates were removed as duplicates. */
 export function recordDedup(policy: string, backend: string, input: number, duplicates: number): void {
   if (input <= 0) return;
-  instruments().dedup.record(duplicates / input, { policy, backend });
+  H.dedup.record(duplicates / input, { policy, backend });
 }
 
 /** The `detector` label values: the built-in detectors, and `custom` for every custom pattern. */
@@ -445,7 +442,7 @@ export function recordBackendCall(
   outcome: string,
   elapsedMs: number,
 ): void {
-  instruments().backendLatency.record(elapsedMs, { backend, operation, outcome });
+  H.backendLatency.record(elapsedMs, { backend, operation, outcome });
 }
 
 /**
@@ -566,8 +563,8 @@ export function recordShadowComparison(
   const attributes: Attributes = { ...labels };
   // `direction`: more (the shadow kept more tokens), fewer, same; the value is the size of the difference.
   const direction = c.tokenDelta > 0 ? "more" : c.tokenDelta < 0 ? "fewer" : "same";
-  i.shadowTokenDelta.record(Math.abs(c.tokenDelta), { ...attributes, direction });
-  i.shadowOverlap.record(c.overlap, attributes);
+  H.shadowTokenDelta.record(Math.abs(c.tokenDelta), { ...attributes, direction });
+  H.shadowOverlap.record(c.overlap, attributes);
   i.shadowExclusive.add(c.primaryOnly, { ...labels, side: "primary" });
   i.shadowExclusive.add(c.shadowOnly, { ...labels, side: "shadow" });
 }

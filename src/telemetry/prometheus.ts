@@ -10,20 +10,30 @@ import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporte
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { PROMETHEUS_NAMES } from "./catalogue";
+import { createHistogramProducer, type HistogramProducer } from "./histograms";
 import { METER_NAME } from "./metrics";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 let reader: PrometheusExporter | undefined;
+/** Each Prometheus reader's producer of memgate's histograms (./histograms.ts). */
+const producers = new WeakMap<PrometheusExporter, HistogramProducer>();
 
-/** Makes the reader `/metrics` reads; the caller binds it to its MeterProvider (sdk.ts, or a test's). */
+/**
+ * Makes the reader `/metrics` reads, with a (cumulative) producer of memgate's histograms; the caller binds it to its
+ * MeterProvider (sdk.ts, or a test's).
+ */
 export function createPrometheusReader(): PrometheusExporter {
-  reader = new PrometheusExporter({ preventServerStart: true });
+  const producer = createHistogramProducer();
+  reader = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
+  producers.set(reader, producer);
   return reader;
 }
 
-/** Forgets the reader (the SDK shut down). */
+/** Forgets the reader (the SDK shut down) and stops its producer. */
 export function releasePrometheusReader(r: PrometheusExporter): void {
+  producers.get(r)?.release();
+  producers.delete(r);
   if (reader === r) reader = undefined;
 }
 

@@ -19,6 +19,7 @@ import type { IMetricReader } from "@opentelemetry/sdk-metrics";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { readTelemetryConfig } from "./config";
+import type { HistogramProducer } from "./histograms";
 import { createInstrumentations } from "./instrumentations";
 import { setActiveTelemetry, type Telemetry } from "./lifecycle";
 import { contextManager } from "./log-context";
@@ -49,12 +50,17 @@ export function startTelemetry(opts: StartOptions = {}): Telemetry {
         ? { spanProcessors: [] }
         : {};
   const instrumentations = createInstrumentations();
+  const producers: HistogramProducer[] = [];
   const sdk = new NodeSDK({
     ...(cfg.serviceName === undefined ? {} : { serviceName: cfg.serviceName }),
     // memgate's one AsyncLocalStorage: the request id rides in the same context (./log-context.ts).
     contextManager,
     instrumentations,
-    metricReaders: [prometheus, ...pushMetricReaders(cfg, process.env), ...(opts.metricReaders ?? [])],
+    metricReaders: [
+      prometheus,
+      ...pushMetricReaders(cfg, process.env, producers),
+      ...(opts.metricReaders ?? []),
+    ],
     logRecordProcessors: [],
     ...traces,
   });
@@ -64,6 +70,7 @@ export function startTelemetry(opts: StartOptions = {}): Telemetry {
     async shutdown() {
       releasePrometheusReader(prometheus);
       await sdk.shutdown();
+      for (const producer of producers) producer.release();
       // NodeSDK's shutdown ends the providers but leaves the instrumentations patched — undici's listens on a
       // process-wide diagnostics channel, so a later SDK in the same process (tests; a restart in process) would
       // send a second, stale traceparent on every backend call. Unpatch them.

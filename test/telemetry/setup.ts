@@ -20,6 +20,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-node";
+import { createHistogramProducer } from "../../src/telemetry/histograms";
 import { createInstrumentations } from "../../src/telemetry/instrumentations";
 import { createPrometheusReader, releasePrometheusReader } from "../../src/telemetry/prometheus";
 import { startProcessMetrics } from "../../src/telemetry/runtime";
@@ -39,9 +40,12 @@ export function installTelemetry(): TestTelemetry {
   tracerProvider.register();
 
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  // memgate's histograms reach a reader through a producer of their own (src/telemetry/histograms.ts).
+  const histograms = createHistogramProducer(AggregationTemporality.CUMULATIVE);
   const metricReader = new PeriodicExportingMetricReader({
     exporter: metricExporter,
     exportIntervalMillis: 3_600_000,
+    metricProducers: [histograms],
   });
   const prometheus = createPrometheusReader();
   const meterProvider = new MeterProvider({ readers: [prometheus, metricReader] });
@@ -69,6 +73,7 @@ export function installTelemetry(): TestTelemetry {
     async close() {
       for (const i of instrumentations) i.disable();
       releasePrometheusReader(prometheus);
+      histograms.release();
       await tracerProvider.shutdown();
       await meterProvider.shutdown();
       trace.disable();
