@@ -114,7 +114,7 @@ export function gcCounter(): { stop(): Promise<{ count: number; ms: number; entr
     for (const entry of list.getEntries()) {
       count++;
       ms += entry.duration;
-      const kind = (entry.detail as { kind?: number } | undefined)?.kind;
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
       entries.push({ startTime: entry.startTime, duration: entry.duration, minor: kind === MINOR_GC });
     }
   });
