@@ -83,6 +83,8 @@ void (async () => {
   const all = summarize(wall);
   const without = summarize(wall.filter((_, k) => !hits[k]));
   const withGc = summarize(wall.filter((_, k) => hits[k]));
+  const cpuWithout = summarize(cpu.filter((_, k) => !hits[k]));
+  const cpuWith = summarize(cpu.filter((_, k) => hits[k]));
   const cpuAll = summarize(cpu);
   const perCall = heapPerCall(call, 10, 30);
   const semi = getHeapStatistics();
@@ -96,11 +98,12 @@ void (async () => {
       `CPU median ${msOf(cpuAll.median)} ms, p99 ${msOf(cpuAll.p99)} ms`,
   );
   console.log(
-    `no GC in the call: ${without.n} calls, median ${msOf(without.median)} ms, p99 ${msOf(without.p99)} ms`,
+    `no GC in the call: ${without.n} calls, median ${msOf(without.median)} ms, p99 ${msOf(without.p99)} ms; ` +
+      `CPU median ${msOf(cpuWithout.median)} ms, p99 ${msOf(cpuWithout.p99)} ms`,
   );
   console.log(
     `a GC in the call:  ${withGc.n} calls (${((withGc.n / all.n) * 100).toFixed(2)} %), ` +
-      `median ${msOf(withGc.median)} ms, p99 ${msOf(withGc.p99)} ms`,
+      `median ${msOf(withGc.median)} ms, p99 ${msOf(withGc.p99)} ms; CPU median ${msOf(cpuWith.median)} ms`,
   );
   console.log(
     `scavenges ${scavenges} (every ${(all.n / Math.max(1, scavenges)).toFixed(0)} calls; mean pause ` +
