@@ -2,6 +2,7 @@ import type { Policy } from "../../policy/schema";
 import { byScore } from "../order";
 import { normalizedKey } from "../text/hash";
 import type { StageResult, TraceChange, WorkItem } from "../types";
+import { reserveCopy } from "./select";
 
 /** Candidates whose normalized text is `key`, and the one kept. */
 interface Group {
@@ -84,7 +85,7 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   // room for, so the stages after this one never work on more than max(topK, maxMemories) memories.
   const { fill, maxMemories } = policy.budget;
   const reserveEnd = fill ? Math.max(topK, maxMemories) : topK;
-  const reserve = unique.slice(topK, reserveEnd).map((item) => ({ ...item, reserve: true }));
+  const reserve = unique.slice(topK, reserveEnd).map(reserveCopy);
   for (const item of unique.slice(reserveEnd)) {
     changes.push({ id: item.id, reason: fill ? "beyond_maxMemories" : "beyond_topK" });
   }
