@@ -1,3 +1,4 @@
+import { IdSlots, IdValues } from "../ids";
 import { compareIds } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
@@ -63,7 +64,8 @@ export interface RankedSignals {
 export interface RankContext {
   /** IDF of each query term over the candidates (memory level). */
   idf: number[];
-  relevance: Map<string, number>;
+  /** Each memory's relevance by id (the last one set for a repeated id, as a Map by id would keep). */
+  relevance: IdValues;
 }
 
 const TYPE_PREFERENCE: Record<Intent, Record<MemoryType, number>> = {
@@ -350,7 +352,7 @@ export function rankStage(
   const ranking: RankedSignals[] = [];
   // Each memory's relevance by position, and by id (as a Map keeps the last of a repeated id).
   const relevanceAt = new Float64Array(n);
-  const relevance = new Map<string, number>();
+  const relevance = new IdValues(new IdSlots(items));
   for (let i = 0; i < n; i++) {
     const item = items[i] as WorkItem;
     signalsOf(item, i);
@@ -372,7 +374,7 @@ export function rankStage(
     }
     const r = den > 0 ? round6(num / den) : item.score;
     relevanceAt[i] = r;
-    relevance.set(item.id, r);
+    relevance.setAt(i, r);
     if (withSignals) ranking.push({ id: item.id, rank: 0, relevance: r, signals: signalObject(reinforced) });
   }
   // Replies inherit from their question.
@@ -382,7 +384,7 @@ export function rankStage(
     if (parent !== undefined && parent * 0.95 > (relevanceAt[i] as number)) {
       const r = round6(parent * 0.95);
       relevanceAt[i] = r;
-      relevance.set(item.id, r);
+      relevance.setAt(i, r);
       const signals = ranking[i];
       if (signals !== undefined) signals.relevance = r;
     }

@@ -1,3 +1,4 @@
+import { IdSlots, type ValuesById } from "../ids";
 import type { QueryAnalysis } from "../query/analyze";
 import { jaccardOfIds, RequestIndex } from "../text/request-index";
 import type { StageResult, TraceChange, WorkItem } from "../types";
@@ -50,7 +51,7 @@ let MARKS = new Uint8Array(4096);
 
 export function selectStage(
   ranked: WorkItem[],
-  relevance: ReadonlyMap<string, number>,
+  relevance: ValuesById,
   opts: SelectOptions,
   /** The request's shared text index (runPipeline's); a stage run alone builds its own. */
   index: RequestIndex = new RequestIndex(""),
@@ -60,25 +61,23 @@ export function selectStage(
   const n = ranked.length;
   // Each id's last position: the memory that id stands for (as a Map by id keeps the last), and the slot of the
   // highest similarity so far that every memory with that id shares.
-  const lastAt = new Map<string, number>();
-  for (let p = 0; p < n; p++) lastAt.set((ranked[p] as WorkItem).id, p);
-  // `similarityOf(ranked, index)`, reading the same positions (no second Map by id).
+  const ids = new IdSlots(ranked);
+  // `similarityOf(ranked, index)`, reading the same positions (no Map by id).
   const similarity = (a: string, b: string): number => {
-    const x = lastAt.get(a);
-    const y = lastAt.get(b);
-    return x === undefined || y === undefined
+    const x = ids.slot(a);
+    const y = ids.slot(b);
+    return x < 0 || y < 0
       ? 0
       : jaccardOfIds(
           index.wordIds((ranked[x] as WorkItem).content),
           index.wordIds((ranked[y] as WorkItem).content),
         );
   };
-  const slotOf = new Int32Array(n);
+  const slotOf = ids.slotOf;
   const rel = new Float64Array(n);
   let top = 1e-9;
   for (let p = 0; p < n; p++) {
     const item = ranked[p] as WorkItem;
-    slotOf[p] = lastAt.get(item.id) ?? p;
     const r = relevance.get(item.id) ?? 0;
     rel[p] = r;
     if (r > top) top = r;
@@ -156,7 +155,7 @@ export function selectStage(
     if (best < 0) break;
     const item = ranked[best] as WorkItem;
     // A reply chosen first pulls its question in before it: the question gives the reply its meaning.
-    const question = pooled(item.replyTo === undefined ? undefined : lastAt.get(item.replyTo));
+    const question = pooled(item.replyTo === undefined ? undefined : ids.slot(item.replyTo));
     if (question >= 0 && chosen.length + 1 < limit) take(question);
     take(best);
     const reply = pooled(repliesOf.get(item.id));
