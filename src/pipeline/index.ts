@@ -237,7 +237,10 @@ export function runPipeline(
   if (mode !== "off") {
     run(
       mode === "leading" ? "clip" : `clip:${mode}`,
-      () => clipStage(items, policy, counting, input.query, analysis?.answerType, index),
+      () =>
+        clipStage(items, policy, counting, input.query, analysis?.answerType, index, {
+          terms: input.explain === true,
+        }),
       true,
     );
   }

@@ -12,6 +12,8 @@ interface Group {
 
 /** Groups of one normalized length compared one by one before they get a Map (see `dedupStage`). */
 const MAX_SCANNED = 8;
+/** Up to this many candidates, every group's length is read in turn instead (see `dedupStage`). */
+const SCAN_ALL = 64;
 
 /** Among duplicates: highest score, then newer, then smaller id. */
 function better(a: WorkItem, b: WorkItem): boolean {
@@ -40,21 +42,41 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   // the text itself would hash every candidate's full text (fresh strings each request), which cost about as
   // much as the rest of this stage; texts of different lengths are never equal. A length shared by more than
   // `MAX_SCANNED` groups gets a Map of its own, so many texts of one length never make this quadratic.
+  // Up to `SCAN_ALL` candidates (every request with a fetch of at most 50), a group is found by reading every
+  // group's length in one typed array: no Map and no list per length to build, a few hundred integer comparisons.
   const groups: Group[] = [];
-  const byLength = new Map<number, Group[] | Map<string, Group>>();
+  const lengths = items.length <= SCAN_ALL ? new Int32Array(items.length) : undefined;
+  let byLength: Map<number, Group[] | Map<string, Group>> | undefined;
   const losers: Array<{ item: WorkItem; group: Group }> = [];
   for (const item of items) {
     const key = normalizedKey(item.content);
-    const sameLength = byLength.get(key.length);
-    const group = sameLength instanceof Map ? sameLength.get(key) : findGroup(sameLength, key);
-    if (group === undefined) {
-      const created = { key, winner: item };
-      groups.push(created);
-      if (sameLength === undefined) byLength.set(key.length, [created]);
-      else if (sameLength instanceof Map) sameLength.set(key, created);
-      else if (sameLength.length < MAX_SCANNED) sameLength.push(created);
-      else byLength.set(key.length, new Map([...sameLength, created].map((g) => [g.key, g])));
-    } else if (better(item, group.winner)) {
+    let group: Group | undefined;
+    if (lengths !== undefined) {
+      for (let g = 0; g < groups.length; g++)
+        if (lengths[g] === key.length && (groups[g] as Group).key === key) {
+          group = groups[g];
+          break;
+        }
+      if (group === undefined) {
+        lengths[groups.length] = key.length;
+        groups.push({ key, winner: item });
+        continue;
+      }
+    } else {
+      byLength ??= new Map();
+      const sameLength = byLength.get(key.length);
+      group = sameLength instanceof Map ? sameLength.get(key) : findGroup(sameLength, key);
+      if (group === undefined) {
+        const created = { key, winner: item };
+        groups.push(created);
+        if (sameLength === undefined) byLength.set(key.length, [created]);
+        else if (sameLength instanceof Map) sameLength.set(key, created);
+        else if (sameLength.length < MAX_SCANNED) sameLength.push(created);
+        else byLength.set(key.length, new Map([...sameLength, created].map((g) => [g.key, g])));
+        continue;
+      }
+    }
+    if (better(item, group.winner)) {
       losers.push({ item: group.winner, group });
       group.winner = item;
     } else {
