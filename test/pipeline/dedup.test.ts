@@ -100,10 +100,10 @@ describe("dedupStage", () => {
       "\t(note  11)…",
     ];
     const wide = makePolicy({ retrieval: { topK: 20 }, budget: { fill: true, maxMemories: 50 } });
-    // Up to 64 candidates the stage reads every group's length in turn; above, it keeps lists and Maps by length.
+    // Up to 128 candidates the stage reads every group's length in turn; above, it keeps lists and Maps by length.
     for (const size of [
       { minLength: 0, maxLength: 40 },
-      { minLength: 65, maxLength: 100 },
+      { minLength: 129, maxLength: 160 },
     ])
       fc.assert(
         fc.property(

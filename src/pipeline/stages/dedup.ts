@@ -12,8 +12,11 @@ interface Group {
 
 /** Groups of one normalized length compared one by one before they get a Map (see `dedupStage`). */
 const MAX_SCANNED = 8;
-/** Up to this many candidates, every group's length is read in turn instead (see `dedupStage`). */
-const SCAN_ALL = 64;
+/**
+ * Up to this many candidates, every group's length is read in turn instead (see `dedupStage`); the default policy
+ * fetches 100 (topK 20 × overfetch 5), plus the reply turns that come along.
+ */
+const SCAN_ALL = 128;
 
 /** Among duplicates: highest score, then newer, then smaller id. */
 function better(a: WorkItem, b: WorkItem): boolean {
@@ -42,8 +45,8 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   // the text itself would hash every candidate's full text (fresh strings each request), which cost about as
   // much as the rest of this stage; texts of different lengths are never equal. A length shared by more than
   // `MAX_SCANNED` groups gets a Map of its own, so many texts of one length never make this quadratic.
-  // Up to `SCAN_ALL` candidates (every request with a fetch of at most 50), a group is found by reading every
-  // group's length in one typed array: no Map and no list per length to build, a few hundred integer comparisons.
+  // Up to `SCAN_ALL` candidates, a group is found by reading every group's length in one typed array: no Map and
+  // no list per length to build, at most a few thousand integer comparisons.
   const groups: Group[] = [];
   const lengths = items.length <= SCAN_ALL ? new Int32Array(items.length) : undefined;
   let byLength: Map<number, Group[] | Map<string, Group>> | undefined;
