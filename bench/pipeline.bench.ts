@@ -17,6 +17,7 @@ import {
   bytes,
   callsFor,
   gcCounter,
+  gcSplit,
   heading,
   heapPerCall,
   hostInfo,
@@ -191,6 +192,14 @@ interface Measured {
   heap: number | undefined;
   gcCount: number;
   gcMs: number;
+  /** Of those, scavenges (young generation) and their pause, ms. */
+  minorCount: number;
+  minorMs: number;
+  /** Wall time of the calls no GC started in, and of those one did (`gcSplit`). */
+  withoutGc: Summary;
+  withGc: Summary;
+  /** CPU time of the calls no GC started in. */
+  withoutGcCpu: Summary;
   /** Involuntary context switches (the kernel took the core away) per 1,000 timed calls. */
   preemptPer1k: number;
 }
@@ -216,6 +225,11 @@ async function measureMatrix(
       cpu: [] as Float64Array[],
       gcCount: 0,
       gcMs: 0,
+      minorCount: 0,
+      minorMs: 0,
+      withoutGc: [] as number[],
+      withGc: [] as number[],
+      withoutGcCpu: [] as number[],
       preempt: 0,
     };
   });
@@ -230,6 +244,16 @@ async function measureMatrix(
       p.cpu.push(s.cpu);
       p.gcCount += g.count;
       p.gcMs += g.ms;
+      for (const e of g.entries) {
+        if (!e.minor) continue;
+        p.minorCount++;
+        p.minorMs += e.duration;
+      }
+      const hit = gcSplit(s.startedAt, s.wall, g.entries);
+      for (let i = 0; i < s.wall.length; i++) {
+        (hit[i] ? p.withGc : p.withoutGc).push(s.wall[i] ?? 0);
+        if (!hit[i]) p.withoutGcCpu.push(s.cpu[i] ?? 0);
+      }
     }
   }
   return plans.map((p) => {
@@ -243,6 +267,11 @@ async function measureMatrix(
       heap: heapPerCall(p.fn, 10, 30),
       gcCount: p.gcCount,
       gcMs: p.gcMs,
+      minorCount: p.minorCount,
+      minorMs: p.minorMs,
+      withoutGc: summarize(p.withoutGc),
+      withGc: summarize(p.withGc),
+      withoutGcCpu: summarize(p.withoutGcCpu),
       preemptPer1k: (p.preempt / wall.n) * 1000,
     };
   });
@@ -875,7 +904,7 @@ function verdict(m: Measured, goalMs: number): string {
   const goal = goalMs * 1e6;
   if (m.wall.p99 <= goal) return "met";
   const why = [`median ${ms(m.wall.median)} ms`];
-  const gcShare = m.gcCount / m.wall.n;
+  const gcShare = m.withGc.n / m.wall.n;
   if (m.wall.median > goal) {
     why.push("the median alone is over the goal");
   } else if (m.cpu.p99 <= goal) {
@@ -883,15 +912,35 @@ function verdict(m: Measured, goalMs: number): string {
       `CPU-time p99 ${ms(m.cpu.p99)} ms meets it: the miss is time spent waiting for a core on this host`,
     );
   } else {
-    if (gcShare >= 0.01) {
+    const share = `a GC ran in ${(gcShare * 100).toFixed(2)}% of calls (mean pause ${(m.gcMs / Math.max(1, m.gcCount)).toFixed(1)} ms here)`;
+    if (m.withoutGc.p99 > goal) {
+      // The calls no GC ran in miss it too: the tail is not (only) the collections.
       why.push(
-        `a GC ran in ${(gcShare * 100).toFixed(1)}% of calls (mean pause ${(m.gcMs / m.gcCount).toFixed(1)} ms ` +
-          "here), so p99 lands on GC pauses",
+        `${share}, but the calls without one miss it too: their p99 ${ms(m.withoutGc.p99)} ms, CPU-time p99 ` +
+          `${ms(m.withoutGcCpu.p99)} ms`,
       );
+    } else if (gcShare >= 0.01) {
+      why.push(`${share}, so p99 lands on GC pauses (the calls without one: p99 ${ms(m.withoutGc.p99)} ms)`);
     }
     why.push(`CPU-time p99 ${ms(m.cpu.p99)} ms`);
   }
   return `NOT met (${why.join("; ")})`;
+}
+
+/**
+ * The calls a garbage collection ran in against the others: whether a p99 is the code or its collections.
+ * A GC "ran in" a call when it started between the call's start and end (`gcSplit`).
+ */
+function gcLine(m: Measured): string {
+  const share = (m.withGc.n / m.wall.n) * 100;
+  const withGc = m.withGc.n === 0 ? "none" : `median ${ms(m.withGc.median)} ms, p99 ${ms(m.withGc.p99)} ms`;
+  return (
+    `calls a GC ran in: ${int(m.withGc.n)} of ${int(m.wall.n)} (${share.toFixed(2)}%; ${withGc}); ` +
+    `the other calls: median ${ms(m.withoutGc.median)} ms, p99 ${ms(m.withoutGc.p99)} ms ` +
+    `(CPU-time p99 ${ms(m.withoutGcCpu.p99)} ms); ` +
+    `scavenges ${int(m.minorCount)} (mean pause ${m.minorCount === 0 ? "—" : (m.minorMs / m.minorCount).toFixed(2)} ms), ` +
+    `other GC events ${int(m.gcCount - m.minorCount)}`
+  );
 }
 
 // ---- main ----------------------------------------------------------------------------------------------
@@ -1053,12 +1102,14 @@ export async function main(): Promise<void> {
       `goal every ranking stage on (default.yaml) p99 ≤ ${RELEVANT_GOAL_MS} ms at 40 × ~500 chars: ` +
         `${ms(relevant.shipped.wall.p99)} ms — ${verdict(relevant.shipped, RELEVANT_GOAL_MS)}`,
     );
+    console.log(`  ${gcLine(relevant.shipped)}`);
   }
   if (relevant.cold !== undefined) {
     console.log(
       `  the same, cold (shared caches emptied each call; stems, BPE pieces, word table warm): ` +
         `${ms(relevant.cold.wall.p99)} ms — ${verdict(relevant.cold, RELEVANT_GOAL_MS)}`,
     );
+    console.log(`    ${gcLine(relevant.cold)}`);
   }
   if (injection.worst !== undefined) {
     console.log(

@@ -9,6 +9,7 @@
  *   npx tsx bench/soak.ts --duration 300       the long run docs/benchmarks.md quotes
  *   npx tsx bench/soak.ts --rate 100 --json    also print one JSON line (last line of the output)
  *   --heap-bound-mb N                          allowed heap growth (default 16)
+ *   --node-flags "--max-semi-space-size=32"    Node/V8 flags for the gateway process (space-separated)
  *
  * Everything listens on 127.0.0.1; needs `redis-server` on the PATH.
  */
@@ -24,16 +25,26 @@ function numberArg(args: string[], name: string, fallback: number): number {
   return v;
 }
 
+function stringArg(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i < 0 ? undefined : args[i + 1];
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2).filter((a) => a !== "--");
   const options = {
     durationS: numberArg(args, "duration", 45),
     rate: numberArg(args, "rate", 200),
     heapBoundBytes: numberArg(args, "heap-bound-mb", 16) * 1024 * 1024,
+    nodeFlags:
+      stringArg(args, "node-flags")
+        ?.split(/\s+/)
+        .filter((f) => f !== "") ?? [],
     log: (line: string) => process.stdout.write(`  ${line}\n`),
   };
   process.stdout.write(
-    `soak: ${options.durationS} s at ${options.rate} req/s, heap bound +${bytes(options.heapBoundBytes)}\n`,
+    `soak: ${options.durationS} s at ${options.rate} req/s, heap bound +${bytes(options.heapBoundBytes)}` +
+      `${options.nodeFlags.length > 0 ? `, gateway node flags ${options.nodeFlags.join(" ")}` : ""}\n`,
   );
   const result = await runSoak(options);
   const v = verdict(result);

@@ -28,13 +28,20 @@ export interface WallAndCpu {
    * waiting for a core; this does not.
    */
   cpu: Float64Array;
+  /**
+   * When each call started, in `performance.now()` milliseconds (the clock of the GC entries `gcCounter`
+   * records), so `gcSplit` can tell the calls a collection ran in.
+   */
+  startedAt: Float64Array;
 }
 
 /** `sample`, plus each call's process CPU time. Costs about 1 µs more per call than `sample` (not timed). */
 export function sampleWithCpu(n: number, fn: (i: number) => unknown): WallAndCpu {
   const wall = new Float64Array(n);
   const cpu = new Float64Array(n);
+  const startedAt = new Float64Array(n);
   for (let i = 0; i < n; i++) {
+    startedAt[i] = performance.now();
     const c0 = process.cpuUsage();
     const start = process.hrtime.bigint();
     fn(i);
@@ -42,7 +49,7 @@ export function sampleWithCpu(n: number, fn: (i: number) => unknown): WallAndCpu
     const c1 = process.cpuUsage(c0);
     cpu[i] = (c1.user + c1.system) * 1e3;
   }
-  return { wall, cpu };
+  return { wall, cpu, startedAt };
 }
 
 /** The async form of `sample`, one awaited call at a time (for request/response benches). */
@@ -99,13 +106,16 @@ export function heapPerCall(fn: (i: number) => unknown, batch = 20, batches = 40
  * Counts garbage collections and their total pause while it is started. GC entries reach the observer only
  * after the event loop turns, so `stop()` is async: call it after a synchronous timing loop.
  */
-export function gcCounter(): { stop(): Promise<{ count: number; ms: number }> } {
+export function gcCounter(): { stop(): Promise<{ count: number; ms: number; entries: GcEntry[] }> } {
   let count = 0;
   let ms = 0;
+  const entries: GcEntry[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       count++;
       ms += entry.duration;
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+      entries.push({ startTime: entry.startTime, duration: entry.duration, minor: kind === MINOR_GC });
     }
   });
   observer.observe({ entryTypes: ["gc"] });
@@ -113,9 +123,43 @@ export function gcCounter(): { stop(): Promise<{ count: number; ms: number }> } 
     async stop() {
       await new Promise((resolve) => setTimeout(resolve, 20));
       observer.disconnect();
-      return { count, ms };
+      return { count, ms, entries };
     },
   };
+}
+
+/** `perf_hooks.constants.NODE_PERFORMANCE_GC_MINOR`: a scavenge of the young generation. */
+const MINOR_GC = 1;
+
+/** One garbage collection seen by `gcCounter`: when it started (`performance.now()` ms) and its pause (ms). */
+export interface GcEntry {
+  startTime: number;
+  duration: number;
+  /** A scavenge (young generation); otherwise a mark-compact or one of its incremental steps. */
+  minor: boolean;
+}
+
+/**
+ * Which calls a garbage collection started in: `true` at index i when a GC of `gcs` started between call i's
+ * start (`startedAt`, ms) and its end (`startedAt` + `wall` ns). Both lists in time order.
+ */
+export function gcSplit(
+  startedAt: ArrayLike<number>,
+  wall: ArrayLike<number>,
+  gcs: readonly GcEntry[],
+): boolean[] {
+  const hit = new Array<boolean>(startedAt.length).fill(false);
+  let g = 0;
+  for (let i = 0; i < startedAt.length && g < gcs.length; i++) {
+    const from = startedAt[i] ?? 0;
+    const to = from + (wall[i] ?? 0) / 1e6;
+    while (g < gcs.length && (gcs[g]?.startTime ?? 0) < from) g++;
+    while (g < gcs.length && (gcs[g]?.startTime ?? 0) <= to) {
+      hit[i] = true;
+      g++;
+    }
+  }
+  return hit;
 }
 
 // ---- statistics ---------------------------------------------------------------------------------------

@@ -52,7 +52,11 @@ export class SoakGateway {
     child.stdout?.resume(); // warn-level logs: drained, not kept
   }
 
-  static async start(env: { openMemoryUrl: string; redisUrl: string }): Promise<SoakGateway> {
+  static async start(env: {
+    openMemoryUrl: string;
+    redisUrl: string;
+    nodeFlags?: readonly string[];
+  }): Promise<SoakGateway> {
     if (!existsSync(join(ROOT, "dist/cli/main.js"))) {
       throw new Error("dist/ is missing: run `npm run build` first (the soak runs the compiled gateway)");
     }
@@ -62,7 +66,14 @@ export class SoakGateway {
     const port = await freePort();
     const child = spawn(
       process.execPath,
-      ["--expose-gc", "-r", join(__dirname, "heap-probe.cjs"), join(ROOT, "bin/memgate.js"), "serve"],
+      [
+        ...(env.nodeFlags ?? []),
+        "--expose-gc",
+        "-r",
+        join(__dirname, "heap-probe.cjs"),
+        join(ROOT, "bin/memgate.js"),
+        "serve",
+      ],
       {
         cwd: ROOT,
         env: {

@@ -9,6 +9,8 @@ export interface SoakOptions {
   rate: number;
   /** Allowed heap growth (after a forced GC) between the end of the warm-up and the end of the run. */
   heapBoundBytes: number;
+  /** Node/V8 flags the gateway process starts with (e.g. `--max-semi-space-size=32`), before its script. */
+  nodeFlags?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -88,7 +90,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   }, 1000);
   let gateway: SoakGateway | undefined;
   try {
-    gateway = await SoakGateway.start({ openMemoryUrl: backend.baseUrl, redisUrl: redis.url });
+    gateway = await SoakGateway.start({
+      openMemoryUrl: backend.baseUrl,
+      redisUrl: redis.url,
+      nodeFlags: options.nodeFlags ?? [],
+    });
     log(`gateway pid ${gateway.pid} at ${gateway.url}; backend ${backend.baseUrl}; redis ${redis.url}`);
     const plan = planFaults(options.durationS);
     const load = new FixedRateLoad(gateway.url, options.rate, (i) => ({

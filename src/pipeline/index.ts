@@ -256,7 +256,10 @@ export function runPipeline(
   if (mode !== "off") {
     run(
       mode === "leading" ? "clip" : `clip:${mode}`,
-      () => clipStage(items, policy, counting, input.query, analysis?.answerType, index),
+      () =>
+        clipStage(items, policy, counting, input.query, analysis?.answerType, index, {
+          terms: input.explain === true,
+        }),
       true,
     );
   }
@@ -337,17 +340,19 @@ export function toEntry(item: WorkItem, collection: string, searchType: string):
   if (item.backend !== undefined) provenance.backend = item.backend;
   if (item.sourceId !== undefined) provenance.sourceId = item.sourceId;
   if (item.backendScore !== undefined) provenance.backendScore = item.backendScore;
-  // Seed 000's field order: optional fields sit where the MemoryEntry interface declares them.
-  return {
+  // Seed 000's field order: optional fields sit where the MemoryEntry interface declares them. Set one by one in
+  // that order (the same object as a literal with conditional spreads, which made a small object per spread).
+  const entry = {
     id: item.id,
     content: item.content,
     score: item.score,
     timestamp: item.timestamp,
     sessionId: item.sessionId,
-    ...(item.messageId === undefined ? {} : { messageId: item.messageId }),
-    type: item.type,
-    ...(item.role === undefined ? {} : { role: item.role }),
-    ...(item.flags === undefined ? {} : { flags: item.flags }),
-    provenance,
-  };
+  } as MemoryEntry;
+  if (item.messageId !== undefined) entry.messageId = item.messageId;
+  entry.type = item.type;
+  if (item.role !== undefined) entry.role = item.role;
+  if (item.flags !== undefined) entry.flags = item.flags;
+  entry.provenance = provenance;
+  return entry;
 }

@@ -100,24 +100,29 @@ describe("dedupStage", () => {
       "\t(note  11)…",
     ];
     const wide = makePolicy({ retrieval: { topK: 20 }, budget: { fill: true, maxMemories: 50 } });
-    fc.assert(
-      fc.property(
-        fc.array(fc.record({ c: fc.constantFrom(...pool), score: fc.constantFrom(0.2, 0.5, 0.9) }), {
-          maxLength: 40,
-        }),
-        (picks) => {
-          const items = picks.map((p, i) =>
-            makeItem({ id: `m${String(i).padStart(2, "0")}`, content: p.c, score: p.score }),
-          );
-          const expected = reference(items);
-          const { items: out, trace } = dedupStage(items, wide);
-          // At most 40 candidates: every group's winner is kept (topK 20, then reserve up to 50).
-          expect(new Set(out.map((o) => o.id))).toEqual(new Set(expected.winners));
-          expect(trace.changes.filter((c) => c.reason.startsWith("duplicate_of:"))).toEqual(expected.changes);
-        },
-      ),
-      { numRuns: 500 },
-    );
+    // Up to 128 candidates the stage reads every group's length in turn; above, it keeps lists and Maps by length.
+    for (const size of [
+      { minLength: 0, maxLength: 40 },
+      { minLength: 129, maxLength: 160 },
+    ])
+      fc.assert(
+        fc.property(
+          fc.array(fc.record({ c: fc.constantFrom(...pool), score: fc.constantFrom(0.2, 0.5, 0.9) }), size),
+          (picks) => {
+            const items = picks.map((p, i) =>
+              makeItem({ id: `m${String(i).padStart(2, "0")}`, content: p.c, score: p.score }),
+            );
+            const expected = reference(items);
+            const { items: out, trace } = dedupStage(items, wide);
+            // At most 29 groups: every group's winner is kept (topK 20, then reserve up to 50).
+            expect(new Set(out.map((o) => o.id))).toEqual(new Set(expected.winners));
+            expect(trace.changes.filter((c) => c.reason.startsWith("duplicate_of:"))).toEqual(
+              expected.changes,
+            );
+          },
+        ),
+        { numRuns: 500 },
+      );
   });
 
   test("seed 000: 'Hello world', 'Hello world', 'HELLO WORLD' → 1", () => {

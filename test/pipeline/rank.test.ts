@@ -1,6 +1,6 @@
 import { runPipeline } from "../../src/pipeline";
 import { analyzeQuery } from "../../src/pipeline/query/analyze";
-import { rankStage } from "../../src/pipeline/stages/rank";
+import { LOWER_CASE_TO_ASCII, rankStage } from "../../src/pipeline/stages/rank";
 import { dynamicK, selectStage } from "../../src/pipeline/stages/select";
 import { compilePolicy } from "../../src/policy/compile";
 import type { PolicyInput } from "../../src/policy/schema";
@@ -25,6 +25,28 @@ describe("rank stage: multi-signal relevance", () => {
     expect(out.map((i) => i.id)).toEqual(["b", "a"]);
     expect(ranking[0]?.signals.entity).toBe(1);
     expect(ranking[1]?.signals.entity).toBe(0);
+  });
+
+  test("a name is found in text outside ASCII as in its lower case, without lower-casing what cannot hold it", () => {
+    // The rank stage lower-cases a memory outside ASCII only when the name (A–Z folded) or one of these is in it.
+    const toAscii: string[] = [];
+    for (let cp = 0x80; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const lower = String.fromCodePoint(cp).toLowerCase();
+      let ascii = false;
+      for (let k = 0; k < lower.length; k++) if (lower.charCodeAt(k) < 128) ascii = true;
+      if (ascii) toAscii.push(String.fromCodePoint(cp));
+    }
+    expect(toAscii).toEqual([...LOWER_CASE_TO_ASCII]);
+    const items = [
+      msg("kelvin", "Ana: I met \u212Aarl in São Paulo, he says hi."),
+      msg("upper", "Ana: KARL moved to Zürich last year."),
+      msg("none", "Ana: Nobody called in São Paulo today."),
+      msg("word", "Ana: Karlsruhe was lovely, café included."),
+    ];
+    const { ranking } = rankStage(items, analyzeQuery("Where does Karl live now?", TURN), weights);
+    const entity = Object.fromEntries(ranking.map((r) => [r.id, r.signals.entity]));
+    expect(entity).toEqual({ kelvin: 0.6, upper: 0.6, none: 0, word: 0 });
   });
 
   test("entitySpecificity: a name most candidates carry (the conversation's speaker) counts for little", () => {

@@ -299,8 +299,15 @@ export function clipStage(
   answerType?: AnswerType,
   /** The request's shared text index (runPipeline's, built for this `query`); a stage run alone builds its own. */
   index: RequestIndex = new RequestIndex(query),
+  /**
+   * `terms: false`: the kept sentences in the trace leave out the query terms each matched (`KeptSentence.terms`)
+   * — only the explain trace shows them (runPipeline passes its `explain`), and they were lists for every
+   * matching kept sentence of every request. Which sentences are kept does not change.
+   */
+  opts: { terms?: boolean } = {},
 ): StageResult {
   const max = limitOf(policy.retrieval.clipSentences);
+  const withTerms = opts.terms !== false;
   const prepared = policy.clip.mode === "relevant" ? index.relevance() : undefined;
   const relevant = prepared?.terms ?? [];
   const { answerAware, maxTokensPerMemory, speakerLabel, answerNeighbour: neighbour } = policy.clip;
@@ -368,10 +375,11 @@ export function clipStage(
     }
     // This memory's own list (and entries): trimmed, reordered and renumbered in place below.
     const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
-    for (const k of kept) {
-      const matched = ownScores[k.sentence]?.matched ?? [];
-      if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
-    }
+    if (withTerms)
+      for (const k of kept) {
+        const matched = ownScores[k.sentence]?.matched ?? [];
+        if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
+      }
     let content: string;
     if (allowance !== undefined && kept.length > 1 && estimate(index, text, kept, costing) + 2 > allowance) {
       // Best sentences first while the memory stays within its allowance (estimated from the sentences'

@@ -2,6 +2,7 @@ import type { Policy } from "../../policy/schema";
 import { byScore } from "../order";
 import { normalizedKey } from "../text/hash";
 import type { StageResult, TraceChange, WorkItem } from "../types";
+import { reserveCopy } from "./select";
 
 /** Candidates whose normalized text is `key`, and the one kept. */
 interface Group {
@@ -11,6 +12,11 @@ interface Group {
 
 /** Groups of one normalized length compared one by one before they get a Map (see `dedupStage`). */
 const MAX_SCANNED = 8;
+/**
+ * Up to this many candidates, every group's length is read in turn instead (see `dedupStage`); the default policy
+ * fetches 100 (topK 20 × overfetch 5), plus the reply turns that come along.
+ */
+const SCAN_ALL = 128;
 
 /** Among duplicates: highest score, then newer, then smaller id. */
 function better(a: WorkItem, b: WorkItem): boolean {
@@ -39,21 +45,41 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   // the text itself would hash every candidate's full text (fresh strings each request), which cost about as
   // much as the rest of this stage; texts of different lengths are never equal. A length shared by more than
   // `MAX_SCANNED` groups gets a Map of its own, so many texts of one length never make this quadratic.
+  // Up to `SCAN_ALL` candidates, a group is found by reading every group's length in one typed array: no Map and
+  // no list per length to build, at most a few thousand integer comparisons.
   const groups: Group[] = [];
-  const byLength = new Map<number, Group[] | Map<string, Group>>();
+  const lengths = items.length <= SCAN_ALL ? new Int32Array(items.length) : undefined;
+  let byLength: Map<number, Group[] | Map<string, Group>> | undefined;
   const losers: Array<{ item: WorkItem; group: Group }> = [];
   for (const item of items) {
     const key = normalizedKey(item.content);
-    const sameLength = byLength.get(key.length);
-    const group = sameLength instanceof Map ? sameLength.get(key) : findGroup(sameLength, key);
-    if (group === undefined) {
-      const created = { key, winner: item };
-      groups.push(created);
-      if (sameLength === undefined) byLength.set(key.length, [created]);
-      else if (sameLength instanceof Map) sameLength.set(key, created);
-      else if (sameLength.length < MAX_SCANNED) sameLength.push(created);
-      else byLength.set(key.length, new Map([...sameLength, created].map((g) => [g.key, g])));
-    } else if (better(item, group.winner)) {
+    let group: Group | undefined;
+    if (lengths !== undefined) {
+      for (let g = 0; g < groups.length; g++)
+        if (lengths[g] === key.length && (groups[g] as Group).key === key) {
+          group = groups[g];
+          break;
+        }
+      if (group === undefined) {
+        lengths[groups.length] = key.length;
+        groups.push({ key, winner: item });
+        continue;
+      }
+    } else {
+      byLength ??= new Map();
+      const sameLength = byLength.get(key.length);
+      group = sameLength instanceof Map ? sameLength.get(key) : findGroup(sameLength, key);
+      if (group === undefined) {
+        const created = { key, winner: item };
+        groups.push(created);
+        if (sameLength === undefined) byLength.set(key.length, [created]);
+        else if (sameLength instanceof Map) sameLength.set(key, created);
+        else if (sameLength.length < MAX_SCANNED) sameLength.push(created);
+        else byLength.set(key.length, new Map([...sameLength, created].map((g) => [g.key, g])));
+        continue;
+      }
+    }
+    if (better(item, group.winner)) {
       losers.push({ item: group.winner, group });
       group.winner = item;
     } else {
@@ -84,7 +110,7 @@ export function dedupStage(items: WorkItem[], policy: Policy): StageResult {
   // room for, so the stages after this one never work on more than max(topK, maxMemories) memories.
   const { fill, maxMemories } = policy.budget;
   const reserveEnd = fill ? Math.max(topK, maxMemories) : topK;
-  const reserve = unique.slice(topK, reserveEnd).map((item) => ({ ...item, reserve: true }));
+  const reserve = unique.slice(topK, reserveEnd).map(reserveCopy);
   for (const item of unique.slice(reserveEnd)) {
     changes.push({ id: item.id, reason: fill ? "beyond_maxMemories" : "beyond_topK" });
   }

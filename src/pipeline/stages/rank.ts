@@ -1,3 +1,4 @@
+import { IdSlots, IdValues } from "../ids";
 import { compareIds } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
@@ -63,7 +64,8 @@ export interface RankedSignals {
 export interface RankContext {
   /** IDF of each query term over the candidates (memory level). */
   idf: number[];
-  relevance: Map<string, number>;
+  /** Each memory's relevance by id (the last one set for a repeated id, as a Map by id would keep). */
+  relevance: IdValues;
 }
 
 const TYPE_PREFERENCE: Record<Intent, Record<MemoryType, number>> = {
@@ -136,6 +138,29 @@ function asciiWordIn(haystack: string, needle: string): boolean {
   }
   return false;
 }
+
+/**
+ * Whether `wordIn(haystack.toLowerCase(), needle)` can hold, for a non-empty lower-case ASCII `needle`: only when
+ * `needle` is in `haystack` with A–Z folded, or `haystack` holds one of the two characters outside ASCII whose
+ * lower case has ASCII in it (U+0130 İ → "i̇", U+212A KELVIN SIGN → "k"; every other character's lower case is
+ * ASCII only if it is ASCII: test/pipeline/rank.test.ts checks the whole of Unicode). False spares lower-casing a
+ * copy of a memory that cannot hold the name.
+ */
+function mayHoldAscii(haystack: string, needle: string): boolean {
+  for (const c of LOWER_CASE_TO_ASCII) if (haystack.includes(c)) return true;
+  const m = needle.length;
+  const last = haystack.length - m;
+  const c0 = needle.charCodeAt(0);
+  outer: for (let i = 0; i <= last; i++) {
+    if (lowerAt(haystack, i) !== c0) continue;
+    for (let k = 1; k < m; k++) if (lowerAt(haystack, i + k) !== needle.charCodeAt(k)) continue outer;
+    return true;
+  }
+  return false;
+}
+
+/** The characters outside ASCII whose lower case holds ASCII (`mayHoldAscii`), for the test that keeps it true. */
+export const LOWER_CASE_TO_ASCII = ["\u0130", "\u212a"] as const;
 
 function lowerAt(text: string, i: number): number {
   const c = text.charCodeAt(i);
@@ -285,14 +310,20 @@ export function rankStage(
       const content = (items[i] as WorkItem).content;
       // The speaker, lower-cased, and its first word: read once per text (the request index shares them).
       const { speaker, first } = index.speaker(content);
-      // Plain ASCII text is searched as it stands (A–Z folded while comparing), not lower-cased into a copy.
+      // Plain ASCII text is searched as it stands (A–Z folded while comparing), not lower-cased into a copy;
+      // other text is lower-cased only when a name could be in it (`mayHoldAscii`, for an ASCII name).
       const ascii = index.isAscii(content);
-      const text = ascii ? content : content.toLowerCase();
+      let lower: string | undefined;
       for (let k = 0; k < entities.length; k++) {
         const e = entities[k] as string;
         const row = entityMatches[k] as number[];
         if (speaker === e || first === e) row[i] = 1;
-        else if (ascii && isAscii(e) && e.length > 0 ? asciiWordIn(text, e) : wordIn(text, e)) row[i] = 0.6;
+        else if (ascii) {
+          if (isAscii(e) && e.length > 0 ? asciiWordIn(content, e) : wordIn(content, e)) row[i] = 0.6;
+        } else if (!(isAscii(e) && e.length > 0) || mayHoldAscii(content, e)) {
+          lower ??= content.toLowerCase();
+          if (wordIn(lower, e)) row[i] = 0.6;
+        }
       }
     }
   }
@@ -350,7 +381,7 @@ export function rankStage(
   const ranking: RankedSignals[] = [];
   // Each memory's relevance by position, and by id (as a Map keeps the last of a repeated id).
   const relevanceAt = new Float64Array(n);
-  const relevance = new Map<string, number>();
+  const relevance = new IdValues(new IdSlots(items));
   for (let i = 0; i < n; i++) {
     const item = items[i] as WorkItem;
     signalsOf(item, i);
@@ -372,7 +403,7 @@ export function rankStage(
     }
     const r = den > 0 ? round6(num / den) : item.score;
     relevanceAt[i] = r;
-    relevance.set(item.id, r);
+    relevance.setAt(i, r);
     if (withSignals) ranking.push({ id: item.id, rank: 0, relevance: r, signals: signalObject(reinforced) });
   }
   // Replies inherit from their question.
@@ -382,7 +413,7 @@ export function rankStage(
     if (parent !== undefined && parent * 0.95 > (relevanceAt[i] as number)) {
       const r = round6(parent * 0.95);
       relevanceAt[i] = r;
-      relevance.set(item.id, r);
+      relevance.setAt(i, r);
       const signals = ranking[i];
       if (signals !== undefined) signals.relevance = r;
     }

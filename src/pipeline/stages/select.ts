@@ -1,3 +1,4 @@
+import { IdSlots, type ValuesById } from "../ids";
 import type { QueryAnalysis } from "../query/analyze";
 import { jaccardOfIds, RequestIndex } from "../text/request-index";
 import type { StageResult, TraceChange, WorkItem } from "../types";
@@ -50,7 +51,7 @@ let MARKS = new Uint8Array(4096);
 
 export function selectStage(
   ranked: WorkItem[],
-  relevance: ReadonlyMap<string, number>,
+  relevance: ValuesById,
   opts: SelectOptions,
   /** The request's shared text index (runPipeline's); a stage run alone builds its own. */
   index: RequestIndex = new RequestIndex(""),
@@ -60,25 +61,23 @@ export function selectStage(
   const n = ranked.length;
   // Each id's last position: the memory that id stands for (as a Map by id keeps the last), and the slot of the
   // highest similarity so far that every memory with that id shares.
-  const lastAt = new Map<string, number>();
-  for (let p = 0; p < n; p++) lastAt.set((ranked[p] as WorkItem).id, p);
-  // `similarityOf(ranked, index)`, reading the same positions (no second Map by id).
+  const ids = new IdSlots(ranked);
+  // `similarityOf(ranked, index)`, reading the same positions (no Map by id).
   const similarity = (a: string, b: string): number => {
-    const x = lastAt.get(a);
-    const y = lastAt.get(b);
-    return x === undefined || y === undefined
+    const x = ids.slot(a);
+    const y = ids.slot(b);
+    return x < 0 || y < 0
       ? 0
       : jaccardOfIds(
           index.wordIds((ranked[x] as WorkItem).content),
           index.wordIds((ranked[y] as WorkItem).content),
         );
   };
-  const slotOf = new Int32Array(n);
+  const slotOf = ids.slotOf;
   const rel = new Float64Array(n);
   let top = 1e-9;
   for (let p = 0; p < n; p++) {
     const item = ranked[p] as WorkItem;
-    slotOf[p] = lastAt.get(item.id) ?? p;
     const r = relevance.get(item.id) ?? 0;
     rel[p] = r;
     if (r > top) top = r;
@@ -156,14 +155,14 @@ export function selectStage(
     if (best < 0) break;
     const item = ranked[best] as WorkItem;
     // A reply chosen first pulls its question in before it: the question gives the reply its meaning.
-    const question = pooled(item.replyTo === undefined ? undefined : lastAt.get(item.replyTo));
+    const question = pooled(item.replyTo === undefined ? undefined : ids.slot(item.replyTo));
     if (question >= 0 && chosen.length + 1 < limit) take(question);
     take(best);
     const reply = pooled(repliesOf.get(item.id));
     if (reply >= 0 && chosen.length < limit) take(reply);
   }
   const changes: TraceChange[] = [];
-  const out: WorkItem[] = chosen.map((item, i) => (i < opts.k ? item : { ...item, reserve: true }));
+  const out: WorkItem[] = chosen.map((item, i) => (i < opts.k ? item : reserveCopy(item)));
   for (const p of pool) changes.push({ id: (ranked[p] as WorkItem).id, reason: "beyond_topK" });
   return {
     items: out,
@@ -176,4 +175,37 @@ export function selectStage(
       detail: { k: opts.k, lambda: opts.lambda, reserve: Math.max(0, out.length - opts.k) },
     },
   };
+}
+
+/**
+ * `{ ...item, reserve: true }`, built field by field: V8 made that spread-and-add ~700 bytes a copy here (a new
+ * hidden class for every one), against ~230 for this, and a request marks up to 20 reserve memories.
+ * Every `WorkItem` field is copied when present (test/pipeline/select.copy.test.ts checks it against the spread, for an
+ * item with every field set: a field added to `WorkItem` fails that test until it is copied here).
+ */
+export function reserveCopy(item: WorkItem): WorkItem {
+  const copy: WorkItem = {
+    id: item.id,
+    content: item.content,
+    score: item.score,
+    timestamp: item.timestamp,
+    sessionId: item.sessionId,
+    type: item.type,
+    timeMs: item.timeMs,
+    originalLength: item.originalLength,
+    wasRedacted: item.wasRedacted,
+  };
+  if (item.messageId !== undefined) copy.messageId = item.messageId;
+  if (item.role !== undefined) copy.role = item.role;
+  if (item.backend !== undefined) copy.backend = item.backend;
+  if (item.sourceId !== undefined) copy.sourceId = item.sourceId;
+  if (item.replyTo !== undefined) copy.replyTo = item.replyTo;
+  if (item.origin !== undefined) copy.origin = item.origin;
+  if (item.backendScore !== undefined) copy.backendScore = item.backendScore;
+  if (item.validAt !== undefined) copy.validAt = item.validAt;
+  if (item.invalidAt !== undefined) copy.invalidAt = item.invalidAt;
+  if (item.arrivedLength !== undefined) copy.arrivedLength = item.arrivedLength;
+  if (item.flags !== undefined) copy.flags = item.flags;
+  copy.reserve = true;
+  return copy;
 }
