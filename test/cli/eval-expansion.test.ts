@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../src/cli/main";
+import { EXPANSION_RECORDS as MEMORIES, EXPANSION_QUERY as QUERY } from "../helpers/expansion-conversation";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -24,25 +25,6 @@ const file = (name: string, text: string) => {
 };
 const jsonl = (rows: object[]) => `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`;
 
-const TURNS = [
-  [
-    "t1",
-    "2024-03-09T18:00:00Z",
-    "Tom: I cooked a huge paella for the neighbours. Everyone wanted the recipe.",
-  ],
-  ["t2", "2024-03-10T18:00:00Z", "Tom: The neighbours loved it, I cooked it twice for them."],
-  ["t3", "2024-04-02T09:00:00Z", "Maya: My cousin Inès lives in Lisbon now, near the river."],
-  ["t4", "2024-06-15T18:00:00Z", "Tom: I cooked ramen from scratch this weekend. The broth took nine hours."],
-];
-const MEMORIES = TURNS.map(([id, timestamp, content]) => ({
-  id,
-  userId: "maya",
-  type: "message",
-  sessionId: `s-${(timestamp ?? "").slice(0, 10)}`,
-  timestamp,
-  content,
-}));
-const QUERY = "What did Tom cook for the neighbours in Lisbon?";
 const QUESTIONS = [
   {
     id: "q1",

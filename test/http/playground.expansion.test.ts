@@ -9,26 +9,9 @@ import { join } from "node:path";
 import request from "supertest";
 import { evalCommand } from "../../src/cli/eval";
 import { overallRows } from "../../src/eval/report";
+import { EXPANSION_RECORDS as RECORDS } from "../helpers/expansion-conversation";
 import { type Harness, makeHarness } from "../helpers/harness";
 
-const TURNS = [
-  [
-    "t1",
-    "2024-03-09T18:00:00Z",
-    "Tom: I cooked a huge paella for the neighbours. Everyone wanted the recipe.",
-  ],
-  ["t2", "2024-03-10T18:00:00Z", "Tom: The neighbours loved it, I cooked it twice for them."],
-  ["t3", "2024-04-02T09:00:00Z", "Maya: My cousin Inès lives in Lisbon now, near the river."],
-  ["t4", "2024-06-15T18:00:00Z", "Tom: I cooked ramen from scratch this weekend. The broth took nine hours."],
-];
-const RECORDS = TURNS.map(([id, timestamp, content]) => ({
-  id,
-  userId: "maya",
-  type: "message",
-  sessionId: `s-${(timestamp ?? "").slice(0, 10)}`,
-  timestamp,
-  content,
-}));
 const QUESTION = {
   id: "q1",
   userId: "maya",

@@ -9,28 +9,10 @@ import request from "supertest";
 import type { Backend, SearchRequest } from "../../src/backends/types";
 import { BACKEND_FACTORIES } from "../../src/server/services";
 import { hashKey } from "../../src/tenants/keys";
+import { EXPANSION_QUERY as QUERY, EXPANSION_RECORDS as records } from "../helpers/expansion-conversation";
 import { FakeUpstreams } from "../helpers/fake-upstreams";
 import { type Harness, makeHarness } from "../helpers/harness";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
-
-const turns = [
-  [
-    "t1",
-    "2024-03-09T18:00:00Z",
-    "Tom: I cooked a huge paella for the neighbours. Everyone wanted the recipe.",
-  ],
-  ["t2", "2024-03-10T18:00:00Z", "Tom: The neighbours loved it, I cooked it twice for them."],
-  ["t3", "2024-04-02T09:00:00Z", "Maya: My cousin Inès lives in Lisbon now, near the river."],
-  ["t4", "2024-06-15T18:00:00Z", "Tom: I cooked ramen from scratch this weekend. The broth took nine hours."],
-];
-const records = turns.map(([id, timestamp, content]) => ({
-  id,
-  userId: "maya",
-  type: "message",
-  sessionId: `s-${(timestamp ?? "").slice(0, 10)}`,
-  timestamp,
-  content,
-}));
 
 const policy = (name: string, extra = "", backendMs = 10_000) => `name: ${name}
 version: 1
@@ -40,8 +22,6 @@ budget: { fill: true, maxMemories: 5 }
 sufficiency: { enabled: true, expand: true, threshold: 0.99${extra} }
 timeouts: { backendMs: ${backendMs} }
 `;
-
-const QUERY = "What did Tom cook for the neighbours in Lisbon?";
 
 async function retrieve(h: Harness, body: Record<string, unknown>) {
   const res = await request(h.app)
