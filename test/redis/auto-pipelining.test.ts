@@ -18,7 +18,9 @@ describe("Redis auto-pipelining", () => {
 
   /** 40 concurrent per-user limit decisions; how many socket writes they took, and the `remaining` they got. */
   async function fortyConsumes(autoPipelining: boolean, user: string) {
-    const conn = await readyConnection(conns, PREFIX, { autoPipelining });
+    // A command timeout far above any machine's stall: on a loaded CI machine a 500 ms timeout let one decision
+    // come from the in-process insurance limiter (remaining 99) while Redis still counted it.
+    const conn = await readyConnection(conns, PREFIX, { autoPipelining, commandTimeoutMs: 10_000 });
     const limiter = new RedisRateLimiter(conn, "user");
     await limiter.consume(`acme:${user}`, RULE); // the script is loaded on this connection
     const stream = (conn.client as Redis).stream;
