@@ -230,8 +230,10 @@ describe("policy registry: reload", () => {
     const realReadFile = jest.requireActual<typeof fsp>("node:fs/promises").readFile;
     let slowStarted = false;
     jest.mocked(fsp.readFile).mockImplementationOnce((async (...args: Parameters<typeof realReadFile>) => {
-      slowStarted = true;
       const data = await realReadFile(...args);
+      // Only once the read is done: a write the test makes after this must not reach it (on a loaded machine the
+      // read itself could run after that write).
+      slowStarted = true;
       await new Promise((resolve) => setTimeout(resolve, 150));
       return data;
     }) as typeof realReadFile);
