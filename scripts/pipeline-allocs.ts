@@ -9,25 +9,12 @@
  * Sampled (one sample per `--interval` bytes, 4 KB by default): figures are estimates, good to ±5 % at 2,000 calls.
  * `--fresh`: every call gets candidate texts never seen before (see scripts/pipeline-profile.ts), the cold case.
  */
-import { readFileSync } from "node:fs";
 import { Session } from "node:inspector";
-import { resolve } from "node:path";
-import { makeCandidateSets, rotatingCandidates } from "../bench/lib/corpus";
-
-const ROOT = resolve(__dirname, "..");
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
-const DIST = resolve(arg("dist") ?? resolve(ROOT, "dist"));
-const dist = <T>(module: string): T => require(resolve(DIST, module)) as T;
-const { runPipeline } = dist<typeof import("../src/pipeline")>("pipeline");
-const { compilePolicy } = dist<typeof import("../src/policy/compile")>("policy/compile");
-const { parsePolicyText } = dist<typeof import("../src/policy/load")>("policy/load");
-const { warmTokenizers } = dist<typeof import("../src/pipeline/tokenizers")>("pipeline/tokenizers");
+import { arg, goalCase, QUERY } from "./lib/goal-case";
 
 const calls = Number(arg("calls") ?? 2000);
 const interval = Number(arg("interval") ?? 4096);
 const top = Number(arg("top") ?? 30);
-const fresh = process.argv.includes("--fresh");
-const QUERY = "when is the trip to Lisbon and what did the doctor say about my blood pressure?";
 
 /** Functions that stand for a stage: a sample is charged to the nearest one up its stack. */
 const STAGES = [
@@ -48,13 +35,7 @@ const STAGES = [
   "formatSystemPrompt",
 ];
 
-const file = resolve(ROOT, "policies", "default.yaml");
-const parsed = parsePolicyText(readFileSync(file, "utf8"), file);
-if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-const compiled = compilePolicy(parsed.policy);
-warmTokenizers([compiled.policy.tokenizer]);
-const sets = makeCandidateSets({ count: 40, chars: 500, seed: 1001, sets: 64 });
-const candidatesFor = rotatingCandidates(sets, fresh);
+const { runPipeline, compiled, fresh, candidatesFor } = goalCase();
 let sink = 0;
 const call = (i: number) => {
   const r = runPipeline(

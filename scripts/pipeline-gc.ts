@@ -11,32 +11,13 @@
  *
  * `--fresh`: every call gets candidate texts never seen before (see scripts/pipeline-profile.ts).
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { getHeapStatistics } from "node:v8";
-import { makeCandidateSets, rotatingCandidates } from "../bench/lib/corpus";
 import { gcCounter, gcSplit, heapPerCall, sampleWithCpu, summarize } from "../bench/lib/stats";
-
-const ROOT = resolve(__dirname, "..");
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
-const DIST = resolve(arg("dist") ?? resolve(ROOT, "dist"));
-const dist = <T>(module: string): T => require(resolve(DIST, module)) as T;
-const { runPipeline } = dist<typeof import("../src/pipeline")>("pipeline");
-const { compilePolicy } = dist<typeof import("../src/policy/compile")>("policy/compile");
-const { parsePolicyText } = dist<typeof import("../src/policy/load")>("policy/load");
-const { warmTokenizers } = dist<typeof import("../src/pipeline/tokenizers")>("pipeline/tokenizers");
+import { arg, goalCase, QUERY } from "./lib/goal-case";
 
 const seconds = Number(arg("seconds") ?? 10);
-const fresh = process.argv.includes("--fresh");
-const QUERY = "when is the trip to Lisbon and what did the doctor say about my blood pressure?";
 
-const file = resolve(ROOT, "policies", "default.yaml");
-const parsed = parsePolicyText(readFileSync(file, "utf8"), file);
-if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-const compiled = compilePolicy(parsed.policy);
-warmTokenizers([compiled.policy.tokenizer]);
-const sets = makeCandidateSets({ count: 40, chars: 500, seed: 1001, sets: 64 });
-const candidatesFor = rotatingCandidates(sets, fresh);
+const { runPipeline, compiled, fresh, candidatesFor } = goalCase();
 
 let sink = 0;
 const call = (i: number) => {
