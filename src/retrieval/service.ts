@@ -535,7 +535,8 @@ export class RetrievalService {
     const expanded = await this.expand(turn, first, searched.candidates, clientSignal, counts);
     const final = expanded ?? first;
     const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
-    if (sufficiency !== undefined) recordSufficiency(sufficiency.verdict, sufficiency.expanded);
+    if (sufficiency !== undefined)
+      recordSufficiency(sufficiency.verdict, sufficiency.expanded, sufficiency.expansion?.with);
     if (counts !== undefined && final.kind === "payload") this.reinforce(turn, final.payload);
     if (final.kind === "payload") this.prepareShadow(turn, searched.candidates, counts, final.payload);
     return final;

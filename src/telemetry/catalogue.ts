@@ -127,7 +127,7 @@ export const METRICS = {
     otel: "retrieval.sufficiency",
     prometheus: "memgate_retrieval_sufficiency_total",
     description:
-      "Shaped contexts by sufficiency verdict (policy sufficiency: sufficient, partial, insufficient) and whether an expansion round ran",
+      "Shaped contexts by sufficiency verdict (policy sufficiency: sufficient, partial, insufficient), whether the answer is an expansion round's, and what a round that ran searched with (more, missing; none without one)",
     unit: "{retrieval}",
   },
   reinforcement: {

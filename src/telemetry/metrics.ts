@@ -299,8 +299,12 @@ function create(provider: MeterProvider): Instruments {
   instruments.policyOrphans.add(0);
   for (const outcome of ["reloaded", "rejected"]) instruments.tenantsReloads.add(0, { outcome });
   for (const backend of ["zep", "openmemory"]) instruments.upstreamOversized.add(0, { backend });
-  for (const verdict of ["sufficient", "partial", "insufficient"])
-    for (const expanded of ["true", "false"]) instruments.sufficiency.add(0, { verdict, expanded });
+  for (const verdict of ["sufficient", "partial", "insufficient"]) {
+    instruments.sufficiency.add(0, { verdict, expanded: "false", with: "none" });
+    for (const searched of EXPANDED_WITH)
+      for (const expanded of ["true", "false"])
+        instruments.sufficiency.add(0, { verdict, expanded, with: searched });
+  }
   for (const operation of ["read", "increment"])
     for (const outcome of ["ok", "unavailable"]) instruments.reinforcement.add(0, { operation, outcome });
   for (const detector of INJECTION_DETECTORS) {
@@ -381,9 +385,20 @@ function flushRetrievals(i: Instruments): void {
   i.retrievalPending.clear();
 }
 
-/** One shaped context's sufficiency verdict (policy `sufficiency`), and whether an expansion round ran for it. */
-export function recordSufficiency(verdict: string, expanded: boolean): void {
-  instruments().sufficiency.add(1, { verdict, expanded: String(expanded) });
+/** What an expansion round searched with (`metadata.sufficiency.expansion.with`): the metric's `with` label. */
+const EXPANDED_WITH = ["more", "missing"] as const;
+
+/**
+ * One shaped context's sufficiency verdict (policy `sufficiency`): `expanded`, whether the answer is an expansion
+ * round's (`metadata.sufficiency.expanded`), and `with`, what a round that ran searched with, kept or not (`more`:
+ * the question for more candidates; `missing`: its missing words; `none`: no round ran).
+ */
+export function recordSufficiency(
+  verdict: string,
+  expanded: boolean,
+  searched: (typeof EXPANDED_WITH)[number] | undefined,
+): void {
+  instruments().sufficiency.add(1, { verdict, expanded: String(expanded), with: searched ?? "none" });
 }
 
 /** One reinforcement store operation (policy `ranking.reinforcement`): `unavailable` = the store was not reached. */

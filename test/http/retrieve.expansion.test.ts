@@ -8,10 +8,12 @@
 import request from "supertest";
 import type { Backend, SearchRequest } from "../../src/backends/types";
 import { BACKEND_FACTORIES } from "../../src/server/services";
+import { METRICS } from "../../src/telemetry/catalogue";
 import { hashKey } from "../../src/tenants/keys";
 import { EXPANSION_QUERY as QUERY, EXPANSION_RECORDS as records } from "../helpers/expansion-conversation";
 import { FakeUpstreams } from "../helpers/fake-upstreams";
 import { type Harness, makeHarness } from "../helpers/harness";
+import { points, total } from "../telemetry/points";
 import { installTelemetry, type TestTelemetry } from "../telemetry/setup";
 
 const policy = (name: string, extra = "", backendMs = 10_000) => `name: ${name}
@@ -209,5 +211,21 @@ describe("the expansion round's spans", () => {
     expect(pipelines[1]?.attributes["memgate.pipeline.expanded_with"]).toBe("missing");
     // The query's words are never span attributes (they are only in explain).
     expect(JSON.stringify(tel.spans().map((s) => s.attributes))).not.toMatch(/Lisbon/);
+  });
+
+  test("the sufficiency metric says what the round searched with (with: missing), beside the verdict", async () => {
+    const name = METRICS.sufficiency.otel;
+    const before = await tel.metrics();
+    const body = await retrieve(h, { policy: "missing" });
+    const after = await tel.metrics();
+    const { verdict } = body.metadata.sufficiency;
+    const delta = (match: Record<string, string>) => total(after, name, match) - total(before, name, match);
+    expect(delta({ verdict, expanded: "true", with: "missing" })).toBe(1);
+    expect(delta({})).toBe(1);
+    // Every series starts at 0, a round that ran and was not kept included (expanded false, with its search).
+    const series = points(after, name).map((p) => `${p.attributes.expanded}/${p.attributes.with}`);
+    expect(new Set(series)).toEqual(
+      new Set(["false/none", "false/more", "false/missing", "true/more", "true/missing"]),
+    );
   });
 });
