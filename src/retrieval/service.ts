@@ -532,8 +532,8 @@ export class RetrievalService {
     if ("kind" in searched) return searched;
     const counts = await this.reinforcementCounts(turn, searched.candidates);
     const first = this.shape(turn, searched.candidates, searched.native, true, undefined, counts);
-    const expanded = await this.expand(turn, first, searched.candidates, clientSignal, counts);
-    const final = expanded ?? first;
+    const expanded = await this.expand(turn, first, searched.candidates, clientSignal, counts, true);
+    const final = expanded?.halt ?? first;
     const sufficiency = final.kind === "payload" ? final.payload.metadata.sufficiency : undefined;
     if (sufficiency !== undefined)
       recordSufficiency(sufficiency.verdict, sufficiency.expanded, sufficiency.expansion?.with);
@@ -613,15 +613,17 @@ export class RetrievalService {
    * backend deadline is left; its candidates are merged after the first ones (by id) and shaped again for the
    * question. Its answer replaces the first only when it is at least as complete; either way
    * `metadata.sufficiency.expansion` says what was searched for. A failed second search keeps the first answer.
-   * Not for a door's own upstream call.
+   * Not for a door's own upstream call. `observed` as `shape`'s (the playground's tried policies are not). Returns
+   * the answer and the candidates it was shaped from (the merged ones when the round's answer is kept).
    */
   private async expand(
     turn: Turn,
     first: Halt,
     candidates: readonly Candidate[],
     clientSignal: AbortSignal | undefined,
-    counts?: ReinforcementCounts,
-  ): Promise<Halt | undefined> {
+    counts: ReinforcementCounts | undefined,
+    observed: boolean,
+  ): Promise<{ halt: Halt; from: readonly Candidate[] } | undefined> {
     const { policy } = turn.compiled;
     const before = first.kind === "payload" ? first.payload.metadata.sufficiency : undefined;
     // The decision shared with `memgate eval` (../pipeline/expansion.ts); the deadline and doors are the core's.
@@ -642,7 +644,8 @@ export class RetrievalService {
       limit: plan.limit,
       added: merged.length - candidates.length,
     };
-    if (report.added === 0) return reported(first, before, { ...report, kept: false });
+    if (report.added === 0)
+      return { halt: reported(first, before, { ...report, kept: false }), from: candidates };
     const more =
       counts === undefined
         ? undefined
@@ -651,14 +654,14 @@ export class RetrievalService {
       { ...turn, limit: plan.limit },
       merged,
       undefined,
-      true,
+      observed,
       report,
       mergeCounts(counts, more),
     );
     const after = second.kind === "payload" ? second.payload.metadata.sufficiency : undefined;
     if (second.kind === "payload" && after !== undefined && keepExpanded(before, after))
-      return reported(second, after, { ...report, kept: true });
-    return reported(first, before, { ...report, kept: false });
+      return { halt: reported(second, after, { ...report, kept: true }), from: merged };
+    return { halt: reported(first, before, { ...report, kept: false }), from: candidates };
   }
 
   /** The tenant's backend instance, its existence check and its search (./service.ts `search`). */
@@ -747,7 +750,9 @@ export class RetrievalService {
 
   /**
    * The policy playground (admin; src/http/routes/playground.ts): one search, then the SAME candidates through
-   * each policy's pipeline with the explain trace — for each, what /v1/retrieve with `explain` would answer. Not
+   * each policy's pipeline with the explain trace — for each, what /v1/retrieve with `explain` would answer, its
+   * expansion round (policy `sufficiency.expand`: a second search of its own) included; the candidate table then
+   * holds the round's added candidates when its answer is kept. Not
    * cached, no per-user limit; a backend cooling down is not called. A query the core would not search, a backend
    * cooling down, or a failed search is its declared fallback code, and each policy answers with its declared action.
    */
@@ -771,7 +776,13 @@ export class RetrievalService {
         // Counts are read (the table shows them) but a tried policy's kept memories are not counted.
         const counts = halt === undefined ? await this.reinforcementCounts(own, candidates) : undefined;
         // Not observed: a policy being tried is not traffic (the dashboards' redaction and injection counts).
-        const shaped = halt ?? this.shape(own, candidates, undefined, false, undefined, counts);
+        const first = halt ?? this.shape(own, candidates, undefined, false, undefined, counts);
+        // Its expansion round too (its own second search), as /v1/retrieve would run it.
+        const expanded =
+          halt === undefined
+            ? await this.expand(own, first, candidates, req.signal, counts, false)
+            : undefined;
+        const shaped = expanded?.halt ?? first;
         const payload =
           shaped.kind === "payload" ? shaped.payload : await this.playgroundFallback(own, shaped);
         runs.push({
@@ -779,7 +790,7 @@ export class RetrievalService {
           source: choice.source,
           maxTokens: effectiveBudget(payload) ?? compiled.policy.retrieval.maxTokens,
           tokenizer: compiled.ctx.tokenizer.name,
-          candidates: runCandidates(candidates, compiled),
+          candidates: runCandidates(expanded?.from ?? candidates, compiled),
           payload,
           tokens: memoryTokens(payload.memories, compiled),
         });

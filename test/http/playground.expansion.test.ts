@@ -1,7 +1,8 @@
 /**
  * The playground's eval table (POST /v1/playground/eval) with a policy whose expansion round searches with the
  * missing words: the second search is the core's own (the tenant's backend, the question's user), and the table is
- * the one `memgate eval` prints for the same golden set and backend.
+ * the one `memgate eval` prints for the same golden set and backend. The compare view (POST /v1/playground/compare)
+ * runs each policy's round too, as /v1/retrieve would.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,5 +74,39 @@ describe("POST /v1/playground/eval: the expansion round with the missing words",
     expect(code).toBe(0);
     const cli = overallRows(JSON.parse(out.join("\n")).policies);
     expect(res.body.table.rows.map((r: string[]) => r.slice(1))).toEqual(cli.rows.map((r) => r.slice(1)));
+  });
+
+  test("compare: each policy's expansion round runs (its own second search), as /v1/retrieve would", async () => {
+    h = await makeHarness({
+      tenants: null,
+      localRecords: RECORDS,
+      env: { MEMGATE_PLAYGROUND: "on", MEMGATE_BACKEND: "local" },
+    });
+    const tenant = h.services.tenants.tenants()[0] ?? ({} as never);
+    const backend = await h.services.backends.get(tenant, "local");
+    if (backend === undefined) throw new Error("no local backend");
+    const search = jest.spyOn(backend, "search");
+    const plain = MISSING.replace("name: missing", "name: plain")
+      .replace("expand: true", "expand: false")
+      .replace(", expandWith: missing", "");
+    const res = await request(h.app)
+      .post("/v1/playground/compare")
+      .send({ userId: "maya", query: QUESTION.query, policies: [{ text: MISSING }, { text: plain }] })
+      .expect(200);
+    // One search for both policies, then the missing-words search of the one that expands.
+    expect(search.mock.calls.map((c) => c[0].query)).toEqual([QUESTION.query, "Lisbon"]);
+    const [missing, without] = res.body.runs;
+    expect(missing.payload.metadata.sufficiency).toMatchObject({
+      expanded: true,
+      expansion: { with: "missing", query: "Lisbon", added: 1, kept: true },
+    });
+    const ids = (run: { payload: { memories: Array<{ id: string }> } }) =>
+      run.payload.memories.map((m) => m.id);
+    expect(ids(missing)).toContain("t3");
+    // The candidate table holds what the kept answer was shaped from: the round's added candidate too.
+    expect(missing.candidates.map((c: { id: string }) => c.id)).toContain("t3");
+    expect(without.payload.metadata.sufficiency.expanded).toBe(false);
+    expect(ids(without)).not.toContain("t3");
+    expect(without.candidates.map((c: { id: string }) => c.id)).not.toContain("t3");
   });
 });
