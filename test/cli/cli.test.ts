@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { main } from "../../src/cli/main";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 import type { RetrievalPayload } from "../../src/retrieval/payload";
+import { cliLines } from "../helpers/cli";
 
 const ROOT = resolve(__dirname, "../..");
 const EXAMPLE_POLICY = join(ROOT, "examples", "replay-policy.yaml");
@@ -22,18 +22,7 @@ const SHIPPED = [
   EXAMPLE_POLICY,
 ];
 
-interface Run {
-  code: number;
-  out: string[];
-  err: string[];
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (line) => out.push(line), err: (line) => err.push(line) });
-  return { code, out, err };
-}
+const cli = cliLines;
 
 let dir = "";
 /** Writes `text` to a fresh file in this suite's temporary directory and returns its path. */

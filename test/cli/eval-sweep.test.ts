@@ -5,14 +5,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli/main";
+import { cliText, jsonl } from "../helpers/cli";
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = cliText;
 
 let dir = "";
 const file = (name: string, text: string) => {
@@ -20,7 +15,6 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-const jsonl = (rows: object[]) => `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`;
 
 /** Exactly `chars` characters (4 per approx token), starting with `head`. */
 const sized = (head: string, chars: number) => `${head}${" filler".repeat(chars)}`.slice(0, chars);

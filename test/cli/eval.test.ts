@@ -5,20 +5,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli/main";
+import { cliText, jsonl } from "../helpers/cli";
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = cliText;
 
 let dir = "";
 const file = (name: string, text: string) => {
@@ -26,7 +15,6 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-const jsonl = (rows: object[]) => `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`;
 
 /** Two users; the answers sit in the third sentence of long messages, where a leading clip cuts them. */
 const MEMORIES = [

@@ -8,21 +8,16 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { main } from "../../src/cli/main";
 import { envSchema } from "../../src/config/env";
 import { ENV_HELP } from "../../src/config/env-help";
 import { hashKey } from "../../src/tenants/keys";
+import { cliLines } from "../helpers/cli";
 
 const ROOT = resolve(__dirname, "../..");
 const BIN = join(ROOT, "bin/memgate.js");
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
-async function cli(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out, err };
-}
+const cli = cliLines;
 
 let dir = "";
 function file(name: string, text: string): string {
