@@ -216,7 +216,8 @@ export interface Neighbours {
  * `ranking.neighbours`: raises each message's relevance in `relevanceAt` (in place) by `weight` × the gap to its
  * best neighbour's (relevance before this step × e^(−minutes apart / τ), same session, at most 3τ apart). Returns
  * how many were raised. Messages are visited in (session, time, position) order, each scanning its neighbours on
- * both sides within 3τ: the result does not depend on the input order.
+ * both sides within 3τ, nearest first, until even the best relevance of all, decayed that far, could not beat the
+ * best found: the result does not depend on the input order.
  */
 export function liftByNeighbours(
   items: readonly WorkItem[],
@@ -237,6 +238,9 @@ export function liftByNeighbours(
     return x.sessionId < y.sessionId ? -1 : x.sessionId > y.sessionId ? 1 : x.timeMs - y.timeMs || a - b;
   });
   const before = Float64Array.from(relevanceAt);
+  // No neighbour is above the best relevance of all: a scan stops once that, decayed, cannot beat the best so far.
+  let top = 0;
+  for (const i of order) if ((before[i] as number) > top) top = before[i] as number;
   let raised = 0;
   for (let x = 0; x < order.length; x++) {
     const i = order[x] as number;
@@ -249,6 +253,7 @@ export function liftByNeighbours(
         const other = items[j] as WorkItem;
         const apart = Math.abs(other.timeMs - item.timeMs);
         if (other.sessionId !== item.sessionId || apart > reach) break;
+        if (top * Math.exp(-apart / tau) <= best) break;
         const support = (before[j] as number) * Math.exp(-apart / tau);
         if (support > best) best = support;
       }
