@@ -229,6 +229,7 @@ export function runPipeline(
       const ranked = rankStage(items, analysis, policy.ranking.weights, reinforcement, index, {
         entitySpecificity: policy.ranking.entitySpecificity === true,
         signals: input.explain === true,
+        ...(policy.ranking.neighbours === undefined ? {} : { neighbours: policy.ranking.neighbours }),
       });
       rankContext = ranked.context;
       if (input.explain === true) ranked.trace.ranking = ranked.ranking;

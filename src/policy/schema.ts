@@ -319,6 +319,29 @@ export const rankingSchema = z
         "Weigh each name of the question by 1 - the share of candidates it speaks (the conversation's speakers count little).",
       ),
     /**
+     * Conversational neighbours: a message gains `weight` × how far the best relevance among the messages of its
+     * own session near it in time (decayed e^(−minutes apart / `minutes`), none beyond 3 × `minutes`) is above its
+     * own — the turn that holds the answer sits beside the turn that repeats the question's words ("I've been asked
+     * to be an usher" … "I bought a navy one from Marlow & Finch"). Absent = off (and the policy's hash is what it
+     * was before this field existed).
+     */
+    neighbours: z
+      .object({
+        weight: fraction()
+          .default(0.4)
+          .describe("Share of the gap to the best neighbour's relevance gained (0–1)."),
+        minutes: int(1, 1440)
+          .default(15)
+          .describe(
+            "Time constant in minutes: a neighbour this far apart counts e^-1; beyond 3 × it, not at all.",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "A message gains weight × the gap to its best same-session neighbour's relevance, decayed by minutes apart. Absent = off.",
+      ),
+    /**
      * Dynamic K (seed 004): K = min + (max − min) × the question's complexity, instead of `retrieval.topK`.
      */
     dynamicK: z

@@ -17,9 +17,9 @@ async function shipped() {
 }
 
 describe("the shipped default policy", () => {
-  test("turns on ranking, diversity, dynamic K (10–13), answer-aware clipping, replies, sufficiency within 450 tokens and 72 % of the backend's top 20", async () => {
+  test("turns on ranking, diversity, dynamic K (10–13), conversational neighbours, answer-aware clipping, replies, sufficiency within 450 tokens and 72 % of the backend's top 20", async () => {
     const { policy } = await shipped();
-    expect(policy.version).toBe(8);
+    expect(policy.version).toBe(9);
     expect(policy.retrieval).toMatchObject({
       maxTokens: 450,
       replies: true,
@@ -39,6 +39,7 @@ describe("the shipped default policy", () => {
       diversity: 0.9,
       dynamicK: { enabled: true, min: 10, max: 13 },
       entitySpecificity: true,
+      neighbours: { weight: 0.4, minutes: 15 },
     });
     expect(policy.clip).toMatchObject({
       mode: "relevant",

@@ -33,6 +33,11 @@ import type { MemoryType, StageResult, WorkItem } from "../types";
  *
  * A reply turn (`replyTo`, the next turn after a kept question turn, from backends that know the order) ranks at
  * least as high as 0.95 × its question: the answer to "what did you name the puppy?" rarely repeats its words.
+ *
+ * - neighbours (policy `ranking.neighbours`, off by default): after that, each message gains w × (s − r), where r is
+ *   its relevance and s the best of r' × e^(−|Δt| / τ) over the other messages of its session at most 3τ apart
+ *   (r' their relevance before this step) when s > r: the turn that holds the answer sits beside the one that
+ *   repeats the question's words, a few turns on. Messages without a session are left as they are.
  */
 
 export const SIGNALS = ["backend", "lexical", "entity", "time", "answer", "type"] as const;
@@ -201,6 +206,69 @@ function signalObject(reinforcement: number | undefined): Partial<Record<Signal,
   return signals;
 }
 
+/** Policy `ranking.neighbours`: the share of the gap gained, and the time constant τ in minutes. */
+export interface Neighbours {
+  weight: number;
+  minutes: number;
+}
+
+/**
+ * `ranking.neighbours`: raises each message's relevance in `relevanceAt` (in place) by `weight` × the gap to its
+ * best neighbour's (relevance before this step × e^(−minutes apart / τ), same session, at most 3τ apart). Returns
+ * how many were raised. Messages are visited in (session, time, position) order, each scanning its neighbours on
+ * both sides within 3τ, nearest first, until even the best relevance of all, decayed that far, could not beat the
+ * best found: the result does not depend on the input order.
+ */
+export function liftByNeighbours(
+  items: readonly WorkItem[],
+  relevanceAt: Float64Array,
+  { weight, minutes }: Neighbours,
+): number {
+  if (weight <= 0) return 0;
+  const tau = minutes * 60_000;
+  const reach = 3 * tau;
+  const order: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as WorkItem;
+    if (item.type === "message" && item.sessionId !== "") order.push(i);
+  }
+  order.sort((a, b) => {
+    const x = items[a] as WorkItem;
+    const y = items[b] as WorkItem;
+    return x.sessionId < y.sessionId ? -1 : x.sessionId > y.sessionId ? 1 : x.timeMs - y.timeMs || a - b;
+  });
+  const before = Float64Array.from(relevanceAt);
+  // No neighbour is above the best relevance of all: a scan stops once that, decayed, cannot beat the best so far.
+  let top = 0;
+  for (const i of order) if ((before[i] as number) > top) top = before[i] as number;
+  let raised = 0;
+  for (let x = 0; x < order.length; x++) {
+    const i = order[x] as number;
+    const item = items[i] as WorkItem;
+    const own = before[i] as number;
+    let best = own;
+    for (let step = -1; step <= 1; step += 2) {
+      for (let y = x + step; y >= 0 && y < order.length; y += step) {
+        const j = order[y] as number;
+        const other = items[j] as WorkItem;
+        const apart = Math.abs(other.timeMs - item.timeMs);
+        if (other.sessionId !== item.sessionId || apart > reach) break;
+        if (top * Math.exp(-apart / tau) <= best) break;
+        const support = (before[j] as number) * Math.exp(-apart / tau);
+        if (support > best) best = support;
+      }
+    }
+    if (best > own) {
+      const r = round6(own + weight * (best - own));
+      if (r > own) {
+        relevanceAt[i] = r;
+        raised++;
+      }
+    }
+  }
+  return raised;
+}
+
 /** The event anchor ("before the wedding") as a scope: before/after the first memory that mentions it. */
 function anchorScope(items: readonly WorkItem[], analysis: QueryAnalysis): TimeScope | undefined {
   const anchor = analysis.anchor;
@@ -231,7 +299,7 @@ export function rankStage(
    * `entitySpecificity`: policy `ranking.entitySpecificity`. `signals: false`: no per-memory signal list (`ranking`
    * comes back empty) — only the explain trace shows it, and its objects were most of what this stage allocated.
    */
-  opts: { entitySpecificity?: boolean; signals?: boolean } = {},
+  opts: { entitySpecificity?: boolean; signals?: boolean; neighbours?: Neighbours } = {},
 ): StageResult & { ranking: RankedSignals[]; context: RankContext } {
   const specific = opts.entitySpecificity === true;
   const withSignals = opts.signals !== false;
@@ -418,6 +486,16 @@ export function rankStage(
       if (signals !== undefined) signals.relevance = r;
     }
   }
+  // `ranking.neighbours`: a turn beside a relevant one in its session gains part of the gap.
+  const raised =
+    opts.neighbours === undefined ? undefined : liftByNeighbours(items, relevanceAt, opts.neighbours);
+  if (raised !== undefined && raised > 0)
+    for (let i = 0; i < n; i++) {
+      const r = relevanceAt[i] as number;
+      relevance.setAt(i, r);
+      const signals = ranking[i];
+      if (signals !== undefined) signals.relevance = r;
+    }
   // Positions by relevance (then id): a sorted list of small integers, not one object per memory.
   const order = items.map((_, i) => i);
   order.sort(
@@ -442,6 +520,7 @@ export function rankStage(
   if (analysis.entities.length > 0) detail.entities = analysis.entities.join(", ");
   if (specific && entities.length > 0)
     detail.entitySpecificity = entities.map((e, k) => `${e} ${round6(specificity[k] ?? 1)}`).join(", ");
+  if (raised !== undefined) detail.neighbours = raised;
   if (reinforcement !== undefined)
     detail.reinforcement = reinforcement.available ? "available" : "unavailable";
   return {
