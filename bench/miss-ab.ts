@@ -16,6 +16,7 @@
  *     exporter serializes each batch to OTLP protobuf and drops it), and each build's own instrumentation of its
  *     upstream calls — the other build's undici instrumentation (as its createInstrumentations configures it,
  *     if it has one) enabled only during the other build's batches: the diagnostics channels are process-wide.
+ *     `MISS_AB_SPANS=none`: no span processor (as `serve` without OTEL_TRACES_EXPORTER; metrics still read).
  *
  *   npx tsx bench/miss-ab.ts <other build's root> [redis|zep|zep-slow|zep-otel|zep-otel-slow] [batches=20]
  *                            [per batch=150]
@@ -151,7 +152,8 @@ function startOtel(other: string): { sdk: Any; switchTo: (name: string) => void 
     instrumentations: theirs,
     metricReaders: [createPrometheusReader()],
     logRecordProcessors: [],
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    // MISS_AB_SPANS=none: no span processor, as `memgate serve` runs without OTEL_TRACES_EXPORTER.
+    spanProcessors: process.env.MISS_AB_SPANS === "none" ? [] : [new BatchSpanProcessor(exporter)],
   });
   sdk.start();
   process.on("exit", () =>
