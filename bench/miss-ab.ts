@@ -11,7 +11,15 @@
  *     too, as a remote Zep's would be: what the calls' order costs in latency (searches and thread read in turn,
  *     or side by side).
  *
- *   npx tsx bench/miss-ab.ts <other build's root> [redis|zep|zep-slow] [batches=20] [per batch=150]
+ *   - `zep-otel` (and `zep-otel-slow`): `zep` (`zep-slow`) with OpenTelemetry as `memgate serve` runs it with spans
+ *     exported: one NodeSDK (this build's context manager and Prometheus reader, a batch span processor whose
+ *     exporter serializes each batch to OTLP protobuf and drops it), and each build's own instrumentation of its
+ *     upstream calls — the other build's undici instrumentation (as its createInstrumentations configures it,
+ *     if it has one) enabled only during the other build's batches: the diagnostics channels are process-wide.
+ *     `MISS_AB_SPANS=none`: no span processor (as `serve` without OTEL_TRACES_EXPORTER; metrics still read).
+ *
+ *   npx tsx bench/miss-ab.ts <other build's root> [redis|zep|zep-slow|zep-otel|zep-otel-slow] [batches=20]
+ *                            [per batch=150]
  *
  * The other root holds a built dist/ (e.g. `git archive <commit>` + `npx tsc -p tsconfig.build.json`, node_modules
  * linked). Both builds read the dist/ they were compiled to: run `npm run build` here first.
@@ -117,13 +125,63 @@ async function missNow(m: Any): Promise<void> {
   await m.st.flights.idle();
 }
 
-async function measure(runs: Array<[string, () => Promise<void>]>): Promise<void> {
-  for (let i = 0; i < 300; i++) for (const [, run] of runs) await run();
+/**
+ * OpenTelemetry for `zep-otel`: one SDK for both builds; `switchTo(name)` enables the other build's undici
+ * instrumentation for its batches only.
+ */
+function startOtel(other: string): { sdk: Any; switchTo: (name: string) => void } {
+  const { NodeSDK } = require("@opentelemetry/sdk-node");
+  const { BatchSpanProcessor } = require("@opentelemetry/sdk-trace-base");
+  const { ProtobufTraceSerializer } = require("@opentelemetry/otlp-transformer");
+  const { contextManager } = require(join(THIS, "dist/telemetry/log-context.js"));
+  const { createPrometheusReader } = require(join(THIS, "dist/telemetry/prometheus.js"));
+  let exportedBytes = 0;
+  const exporter = {
+    export(spans: unknown[], done: (r: { code: number }) => void) {
+      exportedBytes += ProtobufTraceSerializer.serializeRequest(spans)?.length ?? 0;
+      done({ code: 0 });
+    },
+    shutdown: async () => undefined,
+  };
+  const theirs: Any[] = require(join(other, "dist/telemetry/instrumentations.js"))
+    .createInstrumentations()
+    .flat()
+    .filter((i: Any) => i.instrumentationName === "@opentelemetry/instrumentation-undici");
+  const sdk = new NodeSDK({
+    contextManager,
+    instrumentations: theirs,
+    metricReaders: [createPrometheusReader()],
+    logRecordProcessors: [],
+    // MISS_AB_SPANS=none: no span processor, as `memgate serve` runs without OTEL_TRACES_EXPORTER.
+    spanProcessors: process.env.MISS_AB_SPANS === "none" ? [] : [new BatchSpanProcessor(exporter)],
+  });
+  sdk.start();
+  process.on("exit", () =>
+    console.log(`(spans serialized and dropped: ${(exportedBytes / 1e6).toFixed(1)} MB)`),
+  );
+  return {
+    sdk,
+    switchTo(name: string) {
+      for (const i of theirs) name === "other" ? i.enable() : i.disable();
+    },
+  };
+}
+
+async function measure(
+  runs: Array<[string, () => Promise<void>]>,
+  switchTo: (name: string) => void = () => undefined,
+): Promise<void> {
+  for (let i = 0; i < 300; i++)
+    for (const [name, run] of runs) {
+      switchTo(name);
+      await run();
+    }
   const per = Number(PER);
   const cpu = new Map<string, number[]>(runs.map(([name]) => [name, []]));
   const wall = new Map<string, number[]>(runs.map(([name]) => [name, []]));
   for (let batch = 0; batch < Number(BATCHES); batch++) {
     for (const [name, run] of batch % 2 === 0 ? runs : [...runs].reverse()) {
+      switchTo(name);
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       for (let i = 0; i < per; i++) await run();
@@ -153,7 +211,9 @@ async function measure(runs: Array<[string, () => Promise<void>]>): Promise<void
 
 async function main(): Promise<void> {
   if (OTHER === undefined)
-    throw new Error("usage: npx tsx bench/miss-ab.ts <other build's root> [redis|zep]");
+    throw new Error(
+      "usage: npx tsx bench/miss-ab.ts <other build's root> [redis|zep|zep-slow|zep-otel|zep-otel-slow]",
+    );
   const other = resolve(OTHER);
   if (PART === "redis") {
     const redis = await startRedis();
@@ -172,8 +232,9 @@ async function main(): Promise<void> {
     }
     return;
   }
+  const otel = PART.startsWith("zep-otel") ? startOtel(other) : undefined;
   const zep = await Helper.start<ServerRequest, ServerReply>(join(__dirname, "gateway/servers.ts"), ["zep"]);
-  if (PART === "zep-slow")
+  if (PART === "zep-slow" || PART === "zep-otel-slow")
     await zep.helper.ask({ op: "delay", ms: Number(process.env.ZEP_SLOW_MS ?? 5), every: true });
   const baseUrl = `http://127.0.0.1:${zep.hello.port ?? 0}/api/v2`;
   const backend = (root: string) =>
@@ -192,14 +253,18 @@ async function main(): Promise<void> {
   try {
     const [a, b] = [await search(mine), await search(theirs)];
     if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error("the two builds' candidates differ");
-    await measure([
-      ["this", () => search(mine)],
-      ["other", () => search(theirs)],
-    ]);
+    await measure(
+      [
+        ["this", () => search(mine)],
+        ["other", () => search(theirs)],
+      ],
+      otel?.switchTo,
+    );
   } finally {
     await mine.close();
     await theirs.close();
     await zep.helper.stop();
+    await otel?.sdk.shutdown();
   }
 }
 

@@ -1,10 +1,13 @@
 /**
  * What the OpenTelemetry undici instrumentation costs the Zep adapter's search (issue 29): this build's
  * `createZepBackend` against the bench's fake Zep (bench/gateway/servers.ts) in one process, with the instrumentation
- * memgate configures (its `startSpanHook`), the Prometheus reader and memgate's context manager, switched on and off
+ * as memgate configured it (its `startSpanHook`), the Prometheus reader and memgate's context manager, switched on and off
  * batch by batch (interleaved; process.cpuUsage per search; the median of the per-batch ratios). Without a span
  * processor, as `memgate serve` runs without OTEL_TRACES_EXPORTER: the spans are not recorded, the rest of the
  * instrumentation's work (URL and header parsing, `traceparent`, the `http.client.request.duration` record) is done.
+ *
+ * Since issue 29's round 8 memgate no longer installs this instrumentation (its upstream calls have memgate's own
+ * CLIENT span, src/telemetry/http-client.ts): "on" is now what installing it again would add on top of that.
  *
  *   npx tsx bench/undici-ab.ts [batches=30] [per batch=150]
  *
@@ -20,7 +23,16 @@ const [BATCHES = "30", PER = "150"] = process.argv.slice(2);
 const DIST = join(resolve(__dirname, ".."), "dist");
 
 async function main(): Promise<void> {
-  const { requestUrlAttributes } = await import(join(DIST, "telemetry/instrumentations.js"));
+  const { safePath, safeQuery, safeUrl, splitUrl } = await import(join(DIST, "telemetry/redact.js"));
+  // The startSpanHook memgate configured until issue 29's round 8 (URL attributes as templates).
+  const requestUrlAttributes = (origin: string, target: string) => {
+    const { path, search } = splitUrl(target);
+    return {
+      "url.full": safeUrl(`${origin}${target}`),
+      "url.path": safePath(path),
+      "url.query": safeQuery(search),
+    };
+  };
   const { createPrometheusReader } = await import(join(DIST, "telemetry/prometheus.js"));
   const { contextManager } = await import(join(DIST, "telemetry/log-context.js"));
   const { createZepBackend } = await import(join(DIST, "backends/zep/index.js"));

@@ -60,6 +60,13 @@ const H = {
     unit: "s",
     boundaries: HTTP_DURATION_BUCKETS_S,
   }),
+  /** The semantic conventions' `http.client.request.duration`: memgate's upstream calls (./http-client.ts). */
+  httpClientDuration: new FastHistogram({
+    name: "http.client.request.duration",
+    description: "Measures the duration of outbound HTTP requests.",
+    unit: "s",
+    boundaries: HTTP_DURATION_BUCKETS_S,
+  }),
 };
 
 interface Instruments {
@@ -332,6 +339,11 @@ function instruments(): Instruments {
 /** One HTTP request answered (src/telemetry/http-server.ts), in seconds, with the conventions' attributes. */
 export function recordHttpServerDuration(seconds: number, attributes: Attributes): void {
   H.httpServerDuration.record(seconds, attributes);
+}
+
+/** One upstream call made (src/telemetry/http-client.ts), in seconds, with the conventions' attributes. */
+export function recordHttpClientDuration(seconds: number, attributes: Attributes): void {
+  H.httpClientDuration.record(seconds, attributes);
 }
 
 /** One HTTP request started (+1) or ended (-1): `http.server.active_requests`, the in-flight gauge. */
