@@ -215,7 +215,8 @@ async function candidatesFor(
   const backend = await backendFor(name, env, opts.data);
   const timeoutMs = intOption("--timeout-ms", opts.timeoutMs, 50, 120_000) ?? 10_000;
   try {
-    // Each way of fetching (fetchModeOf: without replies, or with them by `retrieval.questionAt`) gets the
+    // Each way of fetching (fetchModeOf: without replies, or with them by `retrieval.questionAt`; with or without
+    // `retrieval.following`) gets the
     // candidates its own fetch would give, so no policy is scored on another policy's reply turns.
     const modes = new Map<string, Policy>();
     for (const { compiled } of subjects) {
@@ -226,8 +227,8 @@ async function candidatesFor(
     // The backend settings each line was fetched with: its expansion searches use the same.
     const settings = new Map<RecordedCandidates, Policy>();
     for (const [mode, own] of modes) {
-      const { replies, questionAt } = own.retrieval;
-      const policy = { ...first, retrieval: { ...first.retrieval, replies, questionAt } };
+      const { replies, questionAt, following } = own.retrieval;
+      const policy = { ...first, retrieval: { ...first.retrieval, replies, questionAt, following } };
       const lines = await fetchCandidates(questions, {
         backend,
         limit,

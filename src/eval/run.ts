@@ -313,13 +313,15 @@ export function groupBy(
 
 /**
  * How a policy's candidates are fetched: without reply turns (`plain`), or with them and by which turns ask a
- * question (`replies:end`, `replies:anywhere`; policy `retrieval.replies`, `retrieval.questionAt`). Two policies of
- * one mode get the same candidates from a backend; two modes may not (a backend that adds replies also moves the
- * ones it found lower up to their question, and `anywhere` finds more questions than `end`).
+ * question (`replies:end`, `replies:anywhere`; policy `retrieval.replies`, `retrieval.questionAt`), and with the
+ * turns following the first hits (`+following:<top>x<turns>`, policy `retrieval.following`). Two policies of one
+ * mode get the same candidates from a backend; two modes may not (a backend that adds replies also moves the ones
+ * it found lower up to their question, and `anywhere` finds more questions than `end`).
  */
 export function fetchModeOf(policy: Policy): string {
-  const { replies, questionAt } = policy.retrieval;
-  return replies === true ? `replies:${questionAt ?? "end"}` : "plain";
+  const { replies, questionAt, following } = policy.retrieval;
+  const base = replies === true ? `replies:${questionAt ?? "end"}` : "plain";
+  return following === undefined ? base : `${base}+following:${following.top}x${following.turns}`;
 }
 
 /** The candidates of a run whose policies fetch in more than one way: one list per mode (`fetchModeOf`). */

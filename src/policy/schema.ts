@@ -184,6 +184,25 @@ export const retrievalSchema = z
       .describe(
         "For replies: a turn asks a question when its text ends with a question mark (end, when unset) or has one anywhere.",
       ),
+    /**
+     * Following turns: the local store adds, after each of the search's first `top` hits, the next `turns` turns
+     * of its session, scored as that hit, on top of the fetch size (`origin: "reply"`, no `replyTo`). The answer
+     * to what a turn brings up often follows it without repeating its words ("I've been asked to be an usher" …
+     * "I bought a navy one from Marlow & Finch"), so a search never finds it. Absent = off (and the policy's hash
+     * is what it was before this field existed). Ignored by Zep and OpenMemory (not built there yet).
+     */
+    following: z
+      .object({
+        top: int(1, 20)
+          .default(10)
+          .describe("The search's first hits (1–20) whose following turns come along."),
+        turns: int(1, 3).default(2).describe("Turns after each such hit (1–3), in its session's order."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Add, after each of the first top hits, the next turns of its session (local store). Absent = off.",
+      ),
   })
   .strict();
 

@@ -12,6 +12,7 @@ import {
 import { normalizeScore, referenceScore } from "../../src/backends/local/score";
 import { BackendError, type SearchRequest } from "../../src/backends/types";
 import { terms } from "../../src/pipeline/text/terms";
+import type { Candidate } from "../../src/pipeline/types";
 import { policySchema } from "../../src/policy/schema";
 import { runBackendContract } from "./contract";
 import { createLocalUpstream, type LocalUpstream } from "./fakes/local-upstream";
@@ -326,6 +327,75 @@ describe("local backend: reply turns (retrieval.replies, retrieval.questionAt)",
     ]);
     const m1 = got.find((c) => c.id === "m1");
     expect(got.find((c) => c.id === "m2")).toMatchObject({ replyTo: "m1", score: m1?.score });
+  });
+});
+
+describe("local backend: following turns (retrieval.following)", () => {
+  // The usher turn names the topic; the answer ("Marlow & Finch") follows two turns later without its words.
+  const at = (minute: number) => `2024-07-01T18:${String(minute).padStart(2, "0")}:00Z`;
+  const turn = (id: string, content: string, minute: number, sessionId = "s-wedding") =>
+    rec("dan", content, { id, sessionId, timestamp: at(minute) });
+  const session = [
+    turn("w1", "Daniel: Anjali gets married in August and I've been asked to be an usher.", 0),
+    turn("w2", "Priya: Do you still have the suit from Tom's wedding?", 1),
+    turn("w3", "Daniel: That one is long gone. I bought a navy one from Marlow & Finch yesterday.", 2),
+    turn("w4", "Priya: Lovely. The usher rota goes out in July, the usher list too.", 3),
+    turn("w5", "Daniel: Good, the rota then.", 4),
+    turn("o1", "Daniel: The usher at the cinema was rude.", 0, "s-cinema"),
+  ];
+  const policy = (retrieval: Record<string, unknown>) =>
+    policySchema.parse({ name: "following", version: 1, retrieval });
+  const find = (retrieval: Record<string, unknown>, limit = 2) =>
+    createLocalBackendFromRecords(session).search({
+      userId: "dan",
+      query: "Anjali married usher",
+      limit,
+      searchType: "hybrid",
+      policy: policy(retrieval),
+      signal: signal(),
+    });
+  const shape = (got: Candidate[]) => got.map((c) => [c.id, c.origin ?? "search", c.replyTo ?? ""]);
+
+  test("absent: only what the search found", async () => {
+    const got = await find({});
+    expect(got.every((c) => c.origin === undefined)).toBe(true);
+    expect(got.map((c) => c.id)).not.toContain("w3");
+  });
+
+  test("the first `top` hits bring the next `turns` turns of their session, scored as the hit", async () => {
+    const plain = await find({});
+    const got = await find({ following: { top: 1, turns: 2 } });
+    const first = plain[0];
+    if (first === undefined) throw new Error("a hit expected");
+    const [hit, ...brought] = got.slice(0, 3);
+    expect(hit?.id).toBe(first.id);
+    const after = session.slice(session.findIndex((r) => r.id === first.id) + 1, undefined);
+    const expected = after.filter((r) => r.sessionId === first.sessionId).slice(0, 2);
+    expect(brought.map((c) => c.id)).toEqual(expected.map((r) => r.id));
+    for (const c of brought) {
+      expect(c).toMatchObject({ origin: "reply", score: first.score });
+      expect(c.replyTo).toBeUndefined();
+      expect(c.backendScore).toBeUndefined();
+    }
+    // The second hit brings none (top 1), and the fetch size still counts only what the search found.
+    expect(got.filter((c) => c.origin === undefined)).toEqual(plain);
+  });
+
+  test("a following turn that asks a question brings its reply (with replies on), which holds the answer", async () => {
+    const got = await find({ replies: true, following: { top: 1, turns: 1 } });
+    expect(shape(got).slice(0, 3)).toEqual([
+      ["w1", "search", ""],
+      ["w2", "reply", ""],
+      ["w3", "reply", "w2"],
+    ]);
+  });
+
+  test("a turn the search found lower is moved up after its hit, once; the same whatever the fetch size", async () => {
+    const small = await find({ following: { top: 2, turns: 3 } }, 2);
+    const large = await find({ following: { top: 2, turns: 3 } }, 6);
+    const ids = large.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(large.slice(0, small.length)).toEqual(small);
   });
 });
 

@@ -13,6 +13,7 @@ import {
 import { toCandidate } from "./candidate";
 import { loadMemoriesFile, validateRecords } from "./load";
 import { localSurface } from "./openmemory";
+import type { MemoryRecord } from "./schema";
 import { MemoryStore, type StoreOptions } from "./store";
 
 /**
@@ -31,21 +32,34 @@ export class LocalBackend extends MemoryStore implements Backend {
    * The user's best memories. With the policy's `retrieval.replies`, each hit that asks a question (by
    * `retrieval.questionAt`) is followed by
    * the next turn of its session (`replyTo`, scored as its question) unless that turn is a hit itself; replies
-   * come on top of `limit`.
+   * come on top of `limit`. With `retrieval.following`, each of the first `top` hits is followed by the next
+   * `turns` turns of its session the same way (after its reply; no `replyTo`).
    */
   async search(req: SearchRequest): Promise<Candidate[]> {
     return guard(req.signal, "search", () => {
       const hits = this.searchUser(req.userId, req.query, req.searchType, req.limit);
-      if (req.policy.retrieval.replies !== true)
+      const { replies: withReplies, following } = req.policy.retrieval;
+      if (withReplies !== true && following === undefined)
         return hits.map(({ record, score, raw }) => toCandidate(record, score, raw));
       // Each hit that asks a question is followed by its reply: added (`origin: reply`) when the search did not
       // find it, moved up when it found it lower; a reply ranked above its question stays and learns what it
       // answers. So the first n hits and their replies are the same whatever the fetch size.
+      // With `retrieval.following`, each of the first `top` hits is followed the same way by the next turns of its
+      // session (after its reply), scored as it, without `replyTo`: they follow it, they do not answer it.
       const rankOf = new Map(hits.map((h, i) => [h.record.id, i]));
       const at = req.policy.retrieval.questionAt;
-      const replies = hits.map((h) => this.replyTo(h.record, at));
+      const replies = hits.map((h) => (withReplies === true ? this.replyTo(h.record, at) : undefined));
       const placed = new Set<string>();
       const out: Candidate[] = [];
+      /** `turn` added after hit i (scored as it) unless placed already or found above it. */
+      const bring = (turn: MemoryRecord, i: number, score: number, replyTo?: string) => {
+        if (placed.has(turn.id) || (rankOf.get(turn.id) ?? hits.length) < i) return;
+        placed.add(turn.id);
+        // The index gave it no number of its own (NaN: no backendScore).
+        const candidate: Candidate = { ...toCandidate(turn, score, Number.NaN), origin: "reply" };
+        if (replyTo !== undefined) candidate.replyTo = replyTo;
+        out.push(candidate);
+      };
       hits.forEach(({ record, score, raw }, i) => {
         if (placed.has(record.id)) return;
         placed.add(record.id);
@@ -54,11 +68,16 @@ export class LocalBackend extends MemoryStore implements Backend {
         if (asker >= 0) self.replyTo = hits[asker]?.record.id;
         out.push(self);
         const reply = replies[i];
-        if (reply === undefined || placed.has(reply.id)) return;
-        if ((rankOf.get(reply.id) ?? hits.length) < i) return;
-        placed.add(reply.id);
-        // Scored as its question; the index gave it no number of its own (NaN: no backendScore).
-        out.push({ ...toCandidate(reply, score, Number.NaN), replyTo: record.id, origin: "reply" });
+        if (reply !== undefined) bring(reply, i, score, record.id);
+        if (following !== undefined && i < following.top) {
+          for (const turn of this.sessionAround(record, 0, following.turns).after) {
+            if (placed.has(turn.id)) continue;
+            bring(turn, i, score);
+            // A following turn that asks a question brings its reply too, as it would have as a hit.
+            const itsReply = withReplies === true ? this.replyTo(turn, at) : undefined;
+            if (itsReply !== undefined) bring(itsReply, i, score, turn.id);
+          }
+        }
       });
       return out;
     });
