@@ -140,16 +140,16 @@ function policyOf(report: Report, label: string) {
 const ROOT = resolve(__dirname, "../..");
 
 describe("the shipped default policy, measured on the long-conversation golden set as `npm run eval` does", () => {
-  test("keeps the answer more often than the backend's top 20 whole with at most 60 % of its tokens, in every category, and more than v8", async () => {
+  test("keeps the answer more often than the backend's top 20 whole with at most 60 % of its tokens, in every category, and more than v9", async () => {
     const long = join(ROOT, "eval/golden/long");
     // The default first: `memgate eval`'s "… vs top20-whole" line is about the run's first policy.
     const report = await evalJson(long, long, [
       join(ROOT, "policies/default.yaml"),
-      join(ROOT, "eval/policies/default-v8.yaml"),
+      join(ROOT, "eval/policies/default-v9.yaml"),
       join(ROOT, "eval/policies/top20-whole.yaml"),
     ]);
     const def = policyOf(report, "default");
-    const v8 = policyOf(report, "default-v8");
+    const v9 = policyOf(report, "default-v9");
     const whole = policyOf(report, "top20-whole");
     expect(def.overall.answerKept).toBeGreaterThan(whole.overall.answerKept + 0.02);
     expect(def.overall.evidenceRecall).toBeGreaterThan(whole.overall.evidenceRecall + 0.02);
@@ -175,9 +175,9 @@ describe("the shipped default policy, measured on the long-conversation golden s
     expect(report.versus?.tokensByCategory.map((t) => t.category)).toEqual(categories);
     expect(report.versus?.tokensRatio).toBeLessThanOrEqual(0.6);
     // Not bought with answers or evidence: at least the previous default's, for no more tokens.
-    expect(def.overall.answerKept).toBeGreaterThanOrEqual(v8.overall.answerKept);
-    expect(def.overall.evidenceRecall).toBeGreaterThanOrEqual(v8.overall.evidenceRecall);
-    expect(def.overall.tokensMean).toBeLessThanOrEqual(v8.overall.tokensMean);
+    expect(def.overall.answerKept).toBeGreaterThanOrEqual(v9.overall.answerKept);
+    expect(def.overall.evidenceRecall).toBeGreaterThanOrEqual(v9.overall.evidenceRecall);
+    expect(def.overall.tokensMean).toBeLessThanOrEqual(v9.overall.tokensMean);
   }, 240_000);
 });
 

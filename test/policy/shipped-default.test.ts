@@ -17,13 +17,14 @@ async function shipped() {
 }
 
 describe("the shipped default policy", () => {
-  test("turns on ranking, diversity, dynamic K (10–13), conversational neighbours, answer-aware clipping, replies, sufficiency within 450 tokens and 72 % of the backend's top 20", async () => {
+  test("turns on ranking, diversity, dynamic K (10–13), conversational neighbours, answer-aware clipping, replies and following turns, sufficiency within 450 tokens and 72 % of the backend's top 20", async () => {
     const { policy } = await shipped();
-    expect(policy.version).toBe(9);
+    expect(policy.version).toBe(10);
     expect(policy.retrieval).toMatchObject({
       maxTokens: 450,
       replies: true,
       questionAt: "anywhere",
+      following: { top: 5, turns: 2 },
       topK: 20,
       overfetch: 5,
     });
