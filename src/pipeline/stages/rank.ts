@@ -2,6 +2,7 @@ import { IdSlots, IdValues } from "../ids";
 import { compareIds } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
+import { isAscii, lowerAt, mayHoldAscii } from "../text/ascii";
 import type { SentenceScore } from "../text/relevance";
 import { RequestIndex } from "../text/request-index";
 import { parseTimestamp } from "../text/time";
@@ -139,41 +140,8 @@ function asciiWordIn(haystack: string, needle: string): boolean {
   return false;
 }
 
-/**
- * Whether `wordIn(haystack.toLowerCase(), needle)` can hold, for a non-empty lower-case ASCII `needle`: only when
- * `needle` is in `haystack` with A–Z folded, or `haystack` holds one of the two characters outside ASCII whose
- * lower case has ASCII in it (U+0130 İ → "i̇", U+212A KELVIN SIGN → "k"; every other character's lower case is
- * ASCII only if it is ASCII: test/pipeline/rank.test.ts checks the whole of Unicode). False spares lower-casing a
- * copy of a memory that cannot hold the name.
- */
-function mayHoldAscii(haystack: string, needle: string): boolean {
-  for (const c of LOWER_CASE_TO_ASCII) if (haystack.includes(c)) return true;
-  const m = needle.length;
-  const last = haystack.length - m;
-  const c0 = needle.charCodeAt(0);
-  outer: for (let i = 0; i <= last; i++) {
-    if (lowerAt(haystack, i) !== c0) continue;
-    for (let k = 1; k < m; k++) if (lowerAt(haystack, i + k) !== needle.charCodeAt(k)) continue outer;
-    return true;
-  }
-  return false;
-}
-
-/** The characters outside ASCII whose lower case holds ASCII (`mayHoldAscii`), for the test that keeps it true. */
-export const LOWER_CASE_TO_ASCII = ["\u0130", "\u212a"] as const;
-
-function lowerAt(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  return c >= 65 && c <= 90 ? c | 32 : c;
-}
-
 function isAsciiAlnum(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
-  return true;
 }
 
 /** Each signal's position in `SIGNALS`. */
