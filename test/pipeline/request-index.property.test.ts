@@ -124,7 +124,7 @@ describe("RequestIndex scores", () => {
     );
   });
 
-  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list", () => {
+  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list, in a request that reads a text for the first, second or third time", () => {
     const whole = (t: string) => [{ start: 0, end: t.length }];
     fc.assert(
       fc.property(
@@ -134,13 +134,16 @@ describe("RequestIndex scores", () => {
         (queryWords, texts, keep) => {
           const query = queryWords.join(" ");
           const { terms, language } = relevanceQuery(query);
-          const index = new RequestIndex(query);
           const sub = terms.filter((_, k) => keep[k % keep.length]);
-          for (const list of [terms, sub, ["other"]]) {
-            for (const t of texts) {
-              const expected = scoreSentences([{ text: t, sentences: whole(t) }], list, language)[0]?.[0]
-                ?.matched;
-              expect([...index.termsIn(t, list, language)]).toEqual([...(expected ?? [])]);
+          // The first request scans each text, the second keeps its terms as word ids, the third reads those.
+          for (let request = 0; request < 3; request++) {
+            const index = new RequestIndex(query);
+            for (const list of [terms, sub, ["other"], terms]) {
+              for (const t of texts) {
+                const expected = scoreSentences([{ text: t, sentences: whole(t) }], list, language)[0]?.[0]
+                  ?.matched;
+                expect([...index.termsIn(t, list, language)]).toEqual([...(expected ?? [])]);
+              }
             }
           }
         },
