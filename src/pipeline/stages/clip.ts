@@ -76,7 +76,8 @@ export function effectiveScores(scores: readonly SentenceScore[], boost?: readon
  * original order.
  */
 export function selectSentences(
-  scores: readonly SentenceScore[],
+  /** Each sentence's BM25 score. */
+  scores: ArrayLike<number>,
   max: number,
   boost?: ArrayLike<number>,
   /** Added to each sentence's effective score (`clip.answerNeighbour`, see `answerValues`). */
@@ -89,11 +90,7 @@ export function selectSentences(
   const effective = EFFECTIVE_SCRATCH;
   for (let i = 0; i < n; i++)
     effective[i] =
-      Math.round(
-        ((scores[i] as SentenceScore).score + CARRY * (scores[i - 1]?.score ?? 0)) *
-          (1 + (boost?.[i] ?? 0)) *
-          1e6,
-      ) / 1e6;
+      Math.round(((scores[i] ?? 0) + CARRY * (scores[i - 1] ?? 0)) * (1 + (boost?.[i] ?? 0)) * 1e6) / 1e6;
   if (extra !== undefined)
     for (let i = 0; i < n; i++)
       effective[i] = Math.round(((effective[i] ?? 0) + (extra[i] ?? 0)) * 1e6) / 1e6;
@@ -113,7 +110,7 @@ export function selectSentences(
       if (e > 0 && why[i] === 0 && (best < 0 || e > (effective[best] ?? 0))) best = i;
     }
     if (best < 0) break;
-    why[best] = (scores[best]?.score ?? 0) > 0 ? MATCH : CONTEXT;
+    why[best] = (scores[best] ?? 0) > 0 ? MATCH : CONTEXT;
     anchors[picked++] = best;
   }
   let kept = picked;
@@ -218,7 +215,8 @@ export const FAR = 0.5;
  * holds it outranks both. Written into a buffer shared by every call (read before the next).
  */
 export function answerValues(
-  scores: readonly SentenceScore[],
+  /** Each sentence's BM25 score. */
+  scores: ArrayLike<number>,
   boost: ArrayLike<number> | undefined,
   weight: number,
   /** Each sentence's `answerValue`. */
@@ -229,7 +227,7 @@ export function answerValues(
   const out = EXTRA_SCRATCH;
   let best = 0;
   for (let i = 0; i < n; i++) {
-    const e = ((scores[i]?.score ?? 0) + CARRY * (scores[i - 1]?.score ?? 0)) * (1 + (boost?.[i] ?? 0));
+    const e = ((scores[i] ?? 0) + CARRY * (scores[i - 1] ?? 0)) * (1 + (boost?.[i] ?? 0));
     if (e > best) best = e;
   }
   const unit = best > 0 ? best : 1;
@@ -237,11 +235,7 @@ export function answerValues(
     out[i] = 0;
     const v = value[i] ?? 0;
     if (v === 0) continue;
-    const near =
-      best === 0 ||
-      (scores[i]?.score ?? 0) > 0 ||
-      (scores[i - 1]?.score ?? 0) > 0 ||
-      (scores[i + 1]?.score ?? 0) > 0;
+    const near = best === 0 || (scores[i] ?? 0) > 0 || (scores[i - 1] ?? 0) > 0 || (scores[i + 1] ?? 0) > 0;
     out[i] = weight * unit * v * (near ? 1 : FAR);
   }
   return out;
@@ -359,7 +353,9 @@ export function clipStage(
       boost = BOOST_SCRATCH;
       for (let j = 0; j < own.length; j++) boost[j] = ANSWER_BOOST * index.answerFit(text, j, answerType);
     }
-    const ownScores = scores[i] ?? [];
+    // This memory's sentence scores: a view into the flat scores (`SentenceScores`).
+    const base = scores.first[i] as number;
+    const ownScores = scores.score.subarray(base, scores.first[i + 1] as number);
     let extra: Float64Array | undefined;
     if (neighbour !== undefined) {
       keys ??= questionKeys(query);
@@ -377,8 +373,12 @@ export function clipStage(
     const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
     if (withTerms)
       for (const k of kept) {
-        const matched = ownScores[k.sentence]?.matched ?? [];
-        if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
+        const from = scores.termsAt[base + k.sentence] as number;
+        const to = scores.termsAt[base + k.sentence + 1] as number;
+        if (to > from) {
+          k.terms = [];
+          for (let x = from; x < to; x++) k.terms.push(relevant[scores.terms[x] as number] ?? "");
+        }
       }
     let content: string;
     if (allowance !== undefined && kept.length > 1 && estimate(index, text, kept, costing) + 2 > allowance) {

@@ -3,7 +3,7 @@ import { compareIds } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
 import { isAscii, lowerAt, mayHoldAscii } from "../text/ascii";
-import type { SentenceScore } from "../text/relevance";
+import { unscored } from "../text/relevance";
 import { RequestIndex } from "../text/request-index";
 import { parseTimestamp } from "../text/time";
 import type { MemoryType, StageResult, WorkItem } from "../types";
@@ -206,14 +206,20 @@ export function rankStage(
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
   const spans = items.map((item) => index.spans(item.content));
-  const sentenceScores =
-    terms.length === 0
-      ? items.map((_, i) => (spans[i] ?? []).map(() => ({ score: 0, matched: [] as readonly number[] })))
-      : index.scores(
-          items.map((item) => item.content),
-          terms,
-          analysis.language,
-        );
+  // Every sentence's BM25 and matched terms, flat (`SentenceScores`: memory i's sentences are entries
+  // `first[i]` to `first[i + 1]`).
+  const {
+    first,
+    score,
+    termsAt,
+    terms: matchedTerms,
+  } = terms.length === 0
+    ? unscored(spans.map((own) => own.length))
+    : index.scores(
+        items.map((item) => item.content),
+        terms,
+        analysis.language,
+      );
   // Memory-level matches and IDF: `distinctTerms(i)` leaves memory i's distinct matched terms, in the order first
   // met (sentence by sentence), in `termList` and returns how many (a mark per term: no Set, no list per memory).
   const n = items.length;
@@ -223,11 +229,9 @@ export function rankStage(
   const distinctTerms = (i: number): number => {
     mark++;
     let count = 0;
-    const own = sentenceScores[i] ?? [];
-    for (let j = 0; j < own.length; j++) {
-      const m = (own[j] as SentenceScore).matched;
-      for (let x = 0; x < m.length; x++) {
-        const k = m[x] as number;
+    for (let e = first[i] as number; e < (first[i + 1] as number); e++) {
+      for (let x = termsAt[e] as number; x < (termsAt[e + 1] as number); x++) {
+        const k = matchedTerms[x] as number;
         if (seenTerm[k] !== mark) {
           seenTerm[k] = mark;
           termList[count++] = k;
@@ -252,7 +256,8 @@ export function rankStage(
   let top = 0;
   for (let i = 0; i < n; i++) {
     let best = 0;
-    for (const s of sentenceScores[i] ?? []) if (s.score > best) best = s.score;
+    for (let e = first[i] as number; e < (first[i + 1] as number); e++)
+      if ((score[e] as number) > best) best = score[e] as number;
     bestOwn[i] = best;
     if (best > top) top = best;
   }
@@ -333,10 +338,11 @@ export function rankStage(
       analysis.answerType !== "list" &&
       analysis.answerType !== "yesno"
     ) {
-      const own = sentenceScores[i] ?? [];
+      const base = first[i] as number;
       const sp = spans[i] ?? [];
       let bestIdx = 0;
-      for (let j = 1; j < own.length; j++) if ((own[j]?.score ?? 0) > (own[bestIdx]?.score ?? 0)) bestIdx = j;
+      for (let j = 1; base + j < (first[i + 1] as number); j++)
+        if ((score[base + j] as number) > (score[base + bestIdx] as number)) bestIdx = j;
       let fit = 0;
       for (let j = bestIdx; j <= bestIdx + 1; j++) {
         if (sp[j] !== undefined) fit = Math.max(fit, index.answerFit(item.content, j, analysis.answerType));

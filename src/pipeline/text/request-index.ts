@@ -11,7 +11,7 @@ import {
   type MemoryTerms,
   type RelevanceQuery,
   relevanceQuery,
-  type SentenceScore,
+  type SentenceScores,
   scanTerms,
   scoreSentences,
   stemmerFor,
@@ -85,22 +85,22 @@ export class RequestIndex {
   }
 
   /**
-   * `scoreSentences` of `texts`, each split into its sentences, against `terms` stemmed for `language`: from
-   * the counts scanned once per text when `terms` is a sub-list of the query's own terms in its language,
-   * else scanned afresh.
+   * `scoreSentences` of `texts` as flat `SentenceScores`, each split into its sentences, against `terms` stemmed
+   * for `language`: from the counts scanned once per text when `terms` is a sub-list of the query's own terms in
+   * its language, else scanned afresh.
    */
   scores(
     texts: readonly string[],
     terms: readonly string[],
     language: RelevanceQuery["language"],
-  ): SentenceScore[][] {
+  ): SentenceScores {
     const own = this.relevance();
     const map = this.subList(terms, language);
     if (map === undefined) {
-      return scoreSentences(
-        texts.map((text) => ({ text, sentences: this.spans(text) })),
-        terms,
-        language,
+      const scan = termScanner(terms, language);
+      return bm25Scores(
+        texts.map((text) => scan({ text, sentences: this.spans(text) })),
+        terms.length,
       );
     }
     const queryIds = this.ownTermIds();
@@ -138,8 +138,10 @@ export class RequestIndex {
   termsIn(text: string, terms: readonly string[], language: RelevanceQuery["language"]): readonly number[] {
     const map = this.subList(terms, language);
     if (map === undefined)
-      return scoreSentences([{ text, sentences: [{ start: 0, end: text.length }] }], terms, language)[0]?.[0]
-        ?.matched ?? [];
+      return (
+        scoreSentences([{ text, sentences: [{ start: 0, end: text.length }] }], terms, language)[0]?.[0]
+          ?.matched ?? []
+      );
     if (this.wholeFor !== terms) {
       this.wholeFor = terms;
       this.wholeTerms.clear();
