@@ -1,5 +1,5 @@
 import { IdSlots, IdValues } from "../ids";
-import { compareIds } from "../order";
+import { byRecency, compareIds, descending } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
 import { isAscii, lowerAt, mayHoldAscii } from "../text/ascii";
@@ -266,7 +266,7 @@ export function rankStage(
   const scope = analysis.timeScope ?? anchorScope(items, analysis);
   const recencyRank = new Map<string, number>();
   if (scope === undefined && analysis.wantsCurrent && n > 1) {
-    const byTime = [...items].sort((a, b) => b.timeMs - a.timeMs || compareIds(a.id, b.id));
+    const byTime = [...items].sort(byRecency);
     byTime.forEach((item, i) => {
       recencyRank.set(item.id, 1 - i / (n - 1));
     });
@@ -396,7 +396,7 @@ export function rankStage(
   const order = items.map((_, i) => i);
   order.sort(
     (a, b) =>
-      (relevanceAt[b] as number) - (relevanceAt[a] as number) ||
+      descending(relevanceAt[a] as number, relevanceAt[b] as number) ||
       compareIds((items[a] as WorkItem).id, (items[b] as WorkItem).id),
   );
   const ranked: RankedSignals[] = [];
