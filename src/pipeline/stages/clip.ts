@@ -82,8 +82,9 @@ export function selectSentences(
   boost?: ArrayLike<number>,
   /** Added to each sentence's effective score (`clip.answerNeighbour`, see `answerValues`). */
   extra?: ArrayLike<number>,
+  /** How many sentences (`scores` may be a longer buffer). */
+  n = scores.length,
 ): KeptSentence[] {
-  const n = scores.length;
   // `effectiveScores`, into a buffer shared by every call.
   if (EFFECTIVE_SCRATCH.length < n)
     EFFECTIVE_SCRATCH = new Float64Array(Math.max(n, 2 * EFFECTIVE_SCRATCH.length));
@@ -152,6 +153,8 @@ let WHY_SCRATCH = new Uint8Array(64);
 let ANCHOR_SCRATCH = new Int32Array(8);
 /** `selectSentences`' effective scores, likewise. */
 let EFFECTIVE_SCRATCH = new Float64Array(64);
+/** The clip stage's scores per sentence of the memory being clipped, likewise. */
+let SCORE_SCRATCH = new Float64Array(64);
 /** The clip stage's answer boosts per sentence of the memory being clipped, likewise. */
 let BOOST_SCRATCH = new Float64Array(64);
 const MATCH = 1;
@@ -221,8 +224,9 @@ export function answerValues(
   weight: number,
   /** Each sentence's `answerValue`. */
   value: ArrayLike<number>,
+  /** How many sentences (`scores` may be a longer buffer). */
+  n = scores.length,
 ): Float64Array {
-  const n = scores.length;
   if (EXTRA_SCRATCH.length < n) EXTRA_SCRATCH = new Float64Array(Math.max(n, 2 * EXTRA_SCRATCH.length));
   const out = EXTRA_SCRATCH;
   let best = 0;
@@ -235,7 +239,11 @@ export function answerValues(
     out[i] = 0;
     const v = value[i] ?? 0;
     if (v === 0) continue;
-    const near = best === 0 || (scores[i] ?? 0) > 0 || (scores[i - 1] ?? 0) > 0 || (scores[i + 1] ?? 0) > 0;
+    const near =
+      best === 0 ||
+      (scores[i] ?? 0) > 0 ||
+      (scores[i - 1] ?? 0) > 0 ||
+      (i + 1 < n && (scores[i + 1] ?? 0) > 0);
     out[i] = weight * unit * v * (near ? 1 : FAR);
   }
   return out;
@@ -353,13 +361,18 @@ export function clipStage(
       boost = BOOST_SCRATCH;
       for (let j = 0; j < own.length; j++) boost[j] = ANSWER_BOOST * index.answerFit(text, j, answerType);
     }
-    // This memory's sentence scores: a view into the flat scores (`SentenceScores`).
+    // This memory's sentence scores, copied out of the flat scores (`SentenceScores`) into a buffer shared by
+    // every call (`scored` long).
     const base = scores.first[i] as number;
-    const ownScores = scores.score.subarray(base, scores.first[i + 1] as number);
+    const scored = (scores.first[i + 1] as number) - base;
+    if (SCORE_SCRATCH.length < scored)
+      SCORE_SCRATCH = new Float64Array(Math.max(scored, 2 * SCORE_SCRATCH.length));
+    const ownScores = SCORE_SCRATCH;
+    for (let j = 0; j < scored; j++) ownScores[j] = scores.score[base + j] as number;
     let extra: Float64Array | undefined;
     if (neighbour !== undefined) {
       keys ??= questionKeys(query);
-      const n = ownScores.length;
+      const n = scored;
       if (VALUE_SCRATCH.length < n) VALUE_SCRATCH = new Float64Array(Math.max(n, 2 * VALUE_SCRATCH.length));
       const values = VALUE_SCRATCH;
       for (let j = 0; j < n; j++) {
@@ -367,10 +380,10 @@ export function clipStage(
         const fit = answerType === undefined ? 0 : index.answerFit(text, j, answerType);
         values[j] = answerValue(text, span.start, span.end, answerType, fit, keys);
       }
-      extra = answerValues(ownScores, boost, neighbour, values);
+      extra = answerValues(ownScores, boost, neighbour, values, scored);
     }
     // This memory's own list (and entries): trimmed, reordered and renumbered in place below.
-    const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
+    const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra, scored);
     if (withTerms)
       for (const k of kept) {
         const from = scores.termsAt[base + k.sentence] as number;
