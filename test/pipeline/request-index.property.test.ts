@@ -124,6 +124,32 @@ describe("RequestIndex scores", () => {
     );
   });
 
+  it("two requests reading the same texts in turn, with different questions, each score them for their own", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
+        fc.array(memory, { minLength: 1, maxLength: 6 }),
+        (aWords, bWords, docs) => {
+          const requests = [aWords, bWords].map((words) => {
+            const query = words.join(" ");
+            return { index: new RequestIndex(query), ...relevanceQuery(query) };
+          });
+          for (let round = 0; round < 2; round++)
+            for (const { index, terms, language } of requests) {
+              const expected = scoreSentences(
+                docs.map((t) => ({ text: t, sentences: sentenceSpans(t) })),
+                terms,
+                language,
+              );
+              expect(sentenceScoreLists(index.scores(docs, terms, language))).toEqual(expected);
+            }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list, in a request that reads a text for the first, second or third time", () => {
     const whole = (t: string) => [{ start: 0, end: t.length }];
     fc.assert(
