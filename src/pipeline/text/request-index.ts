@@ -39,16 +39,11 @@ import type { StopLanguage } from "./stopwords";
  *   lower-cased, as lists of distinct word ids, so a Jaccard index counts integers marked in one table.
  *
  * What depends on the text alone (spans, answer fits, sentence token counts, word ids) is shared across
- * requests in a bounded cache (`SHARED_FACTS`); what depends on the query (term counts) is kept there too but
- * for this request only (stamped with its number: numbers, never the request's strings), so a request keeps no
- * Map of its own by text.
+ * requests in a bounded cache (`SHARED_FACTS`); what depends on the query (term counts) stays with the request.
  * The table of word ids is shared too (a bounded cache of strings).
  */
 export class RequestIndex {
-  /** This request's number, for the query-term counts it keeps in the shared facts (`TextFacts.hits`). */
-  private readonly id = ++REQUESTS;
-  /** The facts of texts too long to share (`factsOf` makes fresh ones every time), kept for this request. */
-  private readonly unshared = new Map<string, TextFacts>();
+  private readonly entries = new Map<string, IndexedText>();
   private prepared: RelevanceQuery | undefined;
   /** The word ids of the query's own terms (`relevance()`), interned when first needed. */
   private queryIds: Int32Array | undefined;
@@ -73,23 +68,18 @@ export class RequestIndex {
     return this.prepared;
   }
 
-  /**
-   * What is known of `text`: its shared facts, looked up in `SHARED_FACTS` each time (no Map of this request's
-   * own to grow for every text it reads), or this request's own for a text too long to share.
-   */
-  private facts(text: string): TextFacts {
-    if (text.length <= MAX_SHARED_TEXT) return factsOf(text);
-    let facts = this.unshared.get(text);
-    if (facts === undefined) {
-      facts = {};
-      this.unshared.set(text, facts);
+  private entry(text: string): IndexedText {
+    let e = this.entries.get(text);
+    if (e === undefined) {
+      e = { facts: factsOf(text) };
+      this.entries.set(text, e);
     }
-    return facts;
+    return e;
   }
 
   /** The sentence spans of `text` (`sentenceSpans`). */
   spans(text: string): readonly SentenceSpan[] {
-    const facts = this.facts(text);
+    const facts = this.entry(text).facts;
     facts.spans ??= sentenceSpans(text);
     return facts.spans;
   }
@@ -117,20 +107,20 @@ export class RequestIndex {
     const memories: MemoryTerms[] = new Array(texts.length);
     for (let m = 0; m < texts.length; m++) {
       const text = texts[m] as string;
-      const facts = this.facts(text);
-      if (facts.hitsOf !== this.id || facts.hits === undefined) {
+      const e = this.entry(text);
+      if (e.terms === undefined) {
         // A text met for the first time is scanned for the query's terms alone (most words ruled out by their
         // first letters, nothing kept); one met again has its terms kept as word ids, then read as integers.
+        const facts = e.facts;
         if (facts.terms?.[own.language] !== undefined || facts.scanned === true)
-          facts.hits = queryHits(this.termIds(text, facts, own.language), queryIds);
+          e.terms = queryHits(this.termIds(text, facts, own.language), queryIds);
         else {
           this.scanner ??= termScanner(own.terms, own.language);
-          facts.hits = this.scanner({ text, sentences: this.spans(text) });
+          e.terms = this.scanner({ text, sentences: this.spans(text) });
           facts.scanned = true;
         }
-        facts.hitsOf = this.id;
       }
-      memories[m] = facts.hits;
+      memories[m] = e.terms;
     }
     return bm25Scores(memories, terms.length, map === true ? undefined : map);
   }
@@ -167,7 +157,7 @@ export class RequestIndex {
   /** `termsIn` of a text not read yet for this request's `terms` (whose index map is `map`). */
   private wholeHits(text: string, map: Int32Array | true): readonly number[] {
     const own = this.relevance();
-    const facts = this.facts(text);
+    const facts = factsOf(text);
     // One span over the whole text (a buffer: every scan below reads it before the next call).
     (WHOLE_SPAN[0] as SentenceSpan).end = text.length;
     // Ascending, by insertion into a scratch list (`count` long) copied out at its exact size.
@@ -242,7 +232,7 @@ export class RequestIndex {
 
   /** `answerFit(type, sentence j of text)`, computed once per sentence and type. */
   answerFit(text: string, j: number, type: AnswerType): number {
-    const facts = this.facts(text);
+    const facts = this.entry(text).facts;
     facts.fits ??= new Map();
     const fits = perSentence(facts.fits, type, Float64Array, text, facts);
     let fit = fits[j] ?? 0;
@@ -259,7 +249,7 @@ export class RequestIndex {
    * tokenizer this index hands out counts as the one it wraps, so both read the same counts).
    */
   sentenceTokens(text: string, j: number, tokenizer: Tokenizer): number {
-    const facts = this.facts(text);
+    const facts = this.entry(text).facts;
     const base = tokenizer === this.counting && this.base !== undefined ? this.base : tokenizer;
     facts.tokens ??= new Map();
     const tokens = perSentence(facts.tokens, base, Int32Array, text, facts);
@@ -297,7 +287,7 @@ export class RequestIndex {
    * entity signal, read once per text.
    */
   speaker(text: string): Speaker {
-    const facts = this.facts(text);
+    const facts = this.entry(text).facts;
     if (facts.speaker === undefined) {
       // Copies (`detached`): the facts are shared across requests and must not keep this request's text alive.
       const speaker = detached(SPEAKER.exec(text)?.[1]?.toLowerCase() ?? "");
@@ -308,7 +298,7 @@ export class RequestIndex {
 
   /** Whether `text` is plain ASCII (every code unit below 128), read once per text. */
   isAscii(text: string): boolean {
-    const facts = this.facts(text);
+    const facts = this.entry(text).facts;
     facts.ascii ??= isAscii(text);
     return facts.ascii;
   }
@@ -320,7 +310,7 @@ export class RequestIndex {
 
   /** The word set of `text` (words of 3+ letters or digits, lower-cased) as distinct word ids (in order of first occurrence). */
   wordIds(text: string): readonly number[] {
-    const facts = this.facts(text);
+    const facts = this.entry(text).facts;
     // Ids of an older word table (it started afresh between requests) mean nothing now.
     if (facts.words === undefined || facts.wordTable !== WORD_TABLE.generation) {
       facts.words = this.wordsOf(text);
@@ -609,8 +599,11 @@ export interface Speaker {
 }
 const SPEAKER = /^([^:\n]{1,40}):\s/;
 
-/** Counts the RequestIndexes made (`RequestIndex.id`). */
-let REQUESTS = 0;
+/** What one request knows of a text: the shared facts, and what depends on the request (query, tokenizer). */
+interface IndexedText {
+  facts: TextFacts;
+  terms?: MemoryTerms;
+}
 
 const NO_TERMS: readonly number[] = Object.freeze([]);
 
@@ -633,12 +626,6 @@ interface TextFacts {
   terms?: Partial<Record<StopLanguage, TextTerms>>;
   /** Whether a request scanned it for query terms (the next one keeps its terms). */
   scanned?: boolean;
-  /**
-   * The query's own terms in its sentences (`RequestIndex.scores`), for the request numbered `hitsOf` only: the
-   * one request's state kept here, numbers only (no string of the request stays alive through it).
-   */
-  hits?: MemoryTerms;
-  hitsOf?: number;
   /** `terms`, of the whole text read as one sentence (`termsIn`), made when a request reads it again. */
   whole?: Partial<Record<StopLanguage, TextTerms>>;
   /** Whether a request scanned the whole text for query terms (`termsIn`; the next one keeps its terms). */
