@@ -150,7 +150,7 @@ describe("RequestIndex scores", () => {
     );
   });
 
-  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list, in a request that reads a text for the first, second or third time", () => {
+  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list, in requests that read the same texts in turn", () => {
     const whole = (t: string) => [{ start: 0, end: t.length }];
     fc.assert(
       fc.property(
@@ -161,7 +161,7 @@ describe("RequestIndex scores", () => {
           const query = queryWords.join(" ");
           const { terms, language } = relevanceQuery(query);
           const sub = terms.filter((_, k) => keep[k % keep.length]);
-          // The first request scans each text, the second keeps its terms as word ids, the third reads those.
+          // Three requests in turn read the same texts: what one remembers never answers for the next.
           for (let request = 0; request < 3; request++) {
             const index = new RequestIndex(query);
             for (const list of [terms, sub, ["other"], terms]) {

@@ -129,11 +129,10 @@ export class RequestIndex {
    * The indexes of `terms` (ascending, distinct) that `text` holds anywhere, the whole text read as one document:
    * the `matched` of `scoreSentences` of it as one sentence (the sufficiency certificate, which the budget's
    * `stop` asks again for every memory it adds). When `terms` is a sub-list of the query's own terms in its
-   * language, read from what the query's own terms hit (the hits of a sub-list are the hits of the whole list
-   * restricted to it): a text met for the first time is scanned for them alone; one met again (in another
-   * request: clipped texts are new strings, often the same ones) has its whole text's terms kept as word ids in
-   * the shared facts, then read as integers. The result is remembered per text for the request while `terms`
-   * stays the same list. Otherwise scored afresh.
+   * language, from the query's own scanner (the hits of a sub-list are the hits of the whole list restricted to
+   * it), remembered per text for the request while `terms` stays the same list (not in the shared facts: these
+   * are mostly clipped texts, new strings, and reading them again from word ids saved ~2 KB a request on the
+   * goal case while keeping every clipped text in the shared cache). Otherwise scored afresh.
    */
   termsIn(text: string, terms: readonly string[], language: RelevanceQuery["language"]): readonly number[] {
     const map = this.subList(terms, language);
@@ -157,42 +156,23 @@ export class RequestIndex {
   /** `termsIn` of a text not read yet for this request's `terms` (whose index map is `map`). */
   private wholeHits(text: string, map: Int32Array | true): readonly number[] {
     const own = this.relevance();
-    const facts = factsOf(text);
-    // One span over the whole text (a buffer: every scan below reads it before the next call).
+    this.scanner ??= termScanner(own.terms, own.language);
+    // One span over the whole text (a buffer: the scanner reads it before the next call).
     (WHOLE_SPAN[0] as SentenceSpan).end = text.length;
+    const pairs = this.scanner({ text, sentences: WHOLE_SPAN }).found[0] ?? null;
+    if (pairs === null) return NO_TERMS;
     // Ascending, by insertion into a scratch list (`count` long) copied out at its exact size.
     const found = PAIR_SCRATCH;
     let count = 0;
-    const add = (scanned: number): void => {
-      const k = map === true ? scanned : (map[scanned] as number);
-      if (k < 0) return;
-      for (let x = 0; x < count; x++) if (found[x] === k) return;
+    for (let p = 0; p < pairs.length; p += 2) {
+      const k = map === true ? (pairs[p] as number) : (map[pairs[p] as number] as number);
+      if (k < 0) continue;
       let at = count++;
       while (at > 0 && (found[at - 1] as number) > k) {
         found[at] = found[at - 1] as number;
         at--;
       }
       found[at] = k;
-    };
-    const known = facts.whole?.[own.language];
-    if (known !== undefined && known.wordTable === WORD_TABLE.generation) {
-      const queryIds = this.ownTermIds();
-      for (let x = 0; x < known.ids.length; x++) {
-        // The last query term with this id (a term list's index map keeps the last of a repeated term).
-        const id = known.ids[x] as number;
-        let k = queryIds.length - 1;
-        while (k >= 0 && queryIds[k] !== id) k--;
-        if (k >= 0) add(k);
-      }
-    } else if (facts.wholeScanned === true) {
-      facts.whole ??= {};
-      facts.whole[own.language] = textTerms(text, WHOLE_SPAN, own.language);
-      return this.wholeHits(text, map);
-    } else {
-      this.scanner ??= termScanner(own.terms, own.language);
-      const pairs = this.scanner({ text, sentences: WHOLE_SPAN }).found[0] ?? null;
-      if (pairs !== null) for (let p = 0; p < pairs.length; p += 2) add(pairs[p] as number);
-      facts.wholeScanned = true;
     }
     return count === 0 ? NO_TERMS : exactCopy(found, count);
   }
@@ -626,10 +606,6 @@ interface TextFacts {
   terms?: Partial<Record<StopLanguage, TextTerms>>;
   /** Whether a request scanned it for query terms (the next one keeps its terms). */
   scanned?: boolean;
-  /** `terms`, of the whole text read as one sentence (`termsIn`), made when a request reads it again. */
-  whole?: Partial<Record<StopLanguage, TextTerms>>;
-  /** Whether a request scanned the whole text for query terms (`termsIn`; the next one keeps its terms). */
-  wholeScanned?: boolean;
   speaker?: Speaker;
   ascii?: boolean;
 }
