@@ -129,9 +129,10 @@ export function answerSlot(
   for (let i = 0; i < kept.length; i++) {
     const item = kept[i] as WorkItem;
     const own = spans[i] ?? [];
-    const list = scores[i] ?? [];
+    const base = scores.first[i] as number;
     for (let j = 0; j < own.length; j++) {
-      if ((list[j]?.matched.length ?? 0) === 0) continue;
+      // Sentence j holds the focus term when it has matched terms (`SentenceScores`).
+      if (scores.termsAt[base + j + 1] === scores.termsAt[base + j]) continue;
       present = true;
       const window = own.slice(j, j + 1 + options.after).map((s) => item.content.slice(s.start, s.end));
       const next = kept[i + 1];

@@ -77,7 +77,7 @@ describe("relevance terms", () => {
 });
 
 describe("selectSentences", () => {
-  const s = (...scores: number[]) => scores.map((score) => ({ score, matched: score > 0 ? [0] : [] }));
+  const s = (...scores: number[]) => scores;
 
   test("the best N by effective score (own + half the previous one's), in the original order; ties: the earlier", () => {
     // effective: 0, 3, 2.5, 5.5, 2.5
@@ -335,7 +335,10 @@ describe("relevant clipping properties", () => {
         const terms = queryTermsForRelevance(q);
         const spans = sentenceSpans(t);
         const [scores = []] = scoreSentences([{ text: t, sentences: spans }], terms);
-        const kept = selectSentences(scores, n);
+        const kept = selectSentences(
+          scores.map((x) => x.score),
+          n,
+        );
         const effective = effectiveScores(scores);
         const matches = kept.filter((k) => k.why !== "context" || (effective[k.sentence] ?? 0) > 0);
         const worst = matches.reduce((m, k) => Math.min(m, k.score), Number.POSITIVE_INFINITY);

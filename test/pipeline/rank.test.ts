@@ -1,7 +1,8 @@
 import { runPipeline } from "../../src/pipeline";
 import { analyzeQuery } from "../../src/pipeline/query/analyze";
-import { LOWER_CASE_TO_ASCII, rankStage } from "../../src/pipeline/stages/rank";
+import { rankStage } from "../../src/pipeline/stages/rank";
 import { dynamicK, selectStage } from "../../src/pipeline/stages/select";
+import { LOWER_CASE_TO_ASCII } from "../../src/pipeline/text/ascii";
 import { compilePolicy } from "../../src/policy/compile";
 import type { PolicyInput } from "../../src/policy/schema";
 import { makeCandidate, makeItem, makePolicy } from "../helpers/items";

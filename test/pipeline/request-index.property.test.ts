@@ -3,7 +3,7 @@
  * own before, faster: these properties hold it to the plain definitions on arbitrary text.
  */
 import fc from "fast-check";
-import { relevanceQuery, scoreSentences } from "../../src/pipeline/text/relevance";
+import { relevanceQuery, scoreSentences, sentenceScoreLists } from "../../src/pipeline/text/relevance";
 import { jaccardOfIds, RequestIndex } from "../../src/pipeline/text/request-index";
 import { sentenceSpans } from "../../src/pipeline/text/sentences";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
@@ -116,7 +116,7 @@ describe("RequestIndex scores", () => {
               list,
               language,
             );
-            expect(index.scores(docs, list, language)).toEqual(expected);
+            expect(sentenceScoreLists(index.scores(docs, list, language))).toEqual(expected);
           }
         },
       ),
@@ -124,7 +124,33 @@ describe("RequestIndex scores", () => {
     );
   });
 
-  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list", () => {
+  it("two requests reading the same texts in turn, with different questions, each score them for their own", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
+        fc.array(memory, { minLength: 1, maxLength: 6 }),
+        (aWords, bWords, docs) => {
+          const requests = [aWords, bWords].map((words) => {
+            const query = words.join(" ");
+            return { index: new RequestIndex(query), ...relevanceQuery(query) };
+          });
+          for (let round = 0; round < 2; round++)
+            for (const { index, terms, language } of requests) {
+              const expected = scoreSentences(
+                docs.map((t) => ({ text: t, sentences: sentenceSpans(t) })),
+                terms,
+                language,
+              );
+              expect(sentenceScoreLists(index.scores(docs, terms, language))).toEqual(expected);
+            }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("termsIn is scoreSentences' matched terms of the whole text as one document, for the terms and any sub-list, in requests that read the same texts in turn", () => {
     const whole = (t: string) => [{ start: 0, end: t.length }];
     fc.assert(
       fc.property(
@@ -134,13 +160,16 @@ describe("RequestIndex scores", () => {
         (queryWords, texts, keep) => {
           const query = queryWords.join(" ");
           const { terms, language } = relevanceQuery(query);
-          const index = new RequestIndex(query);
           const sub = terms.filter((_, k) => keep[k % keep.length]);
-          for (const list of [terms, sub, ["other"]]) {
-            for (const t of texts) {
-              const expected = scoreSentences([{ text: t, sentences: whole(t) }], list, language)[0]?.[0]
-                ?.matched;
-              expect([...index.termsIn(t, list, language)]).toEqual([...(expected ?? [])]);
+          // Three requests in turn read the same texts: what one remembers never answers for the next.
+          for (let request = 0; request < 3; request++) {
+            const index = new RequestIndex(query);
+            for (const list of [terms, sub, ["other"], terms]) {
+              for (const t of texts) {
+                const expected = scoreSentences([{ text: t, sentences: whole(t) }], list, language)[0]?.[0]
+                  ?.matched;
+                expect([...index.termsIn(t, list, language)]).toEqual([...(expected ?? [])]);
+              }
             }
           }
         },

@@ -178,6 +178,11 @@ const GERMAN_HINTS =
 /** French/Italian elision before an apostrophe: "qu'est", "l'atelier", "d'Inès". */
 const ELISION = /^(qu|l|d|j|n|s|c|m|t|jusqu|lorsqu|puisqu)['’]/i;
 
+/** `queryEntities`' patterns for one word: a possessive "'s", a number, a capital first letter. */
+const POSSESSIVE = /['’]s$/u;
+const NUMERAL = /^\d[\d.,:]*$/;
+const CAPITALIZED = /^\p{Lu}/u;
+
 /** Capitalized words not starting the question, quoted titles, numbers; each once, as written. */
 export function queryEntities(query: string): string[] {
   const out: string[] = [];
@@ -195,12 +200,16 @@ export function queryEntities(query: string): string[] {
   const german = GERMAN_HINTS.test(rest) && !/\b(the|what|who|where|le|la|el|qué)\b/i.test(rest);
   let first = true;
   let previous = "";
-  for (const m of rest.matchAll(WORD)) {
-    const w = m[0].replace(/['’]s$/u, "").replace(ELISION, "");
+  // Each word read with `exec` on the shared WORD (its `lastIndex` reset first; nothing here is re-entered), and
+  // the per-word patterns hoisted out of the loop: `matchAll` makes an iterator and a result object per word, and
+  // a regex literal is a new object each time it is evaluated.
+  WORD.lastIndex = 0;
+  for (let m = WORD.exec(rest); m !== null; m = WORD.exec(rest)) {
+    const w = m[0].replace(POSSESSIVE, "").replace(ELISION, "");
     const lower = w.toLowerCase();
     const noun = german && (GERMAN_DETERMINERS.has(previous) || previous === "");
-    if (/^\d[\d.,:]*$/.test(w)) add(w);
-    else if (!first && /^\p{Lu}/u.test(w) && !SENTENCE_WORDS.has(lower) && !noun && w.length > 1) add(w);
+    if (NUMERAL.test(w)) add(w);
+    else if (!first && CAPITALIZED.test(w) && !SENTENCE_WORDS.has(lower) && !noun && w.length > 1) add(w);
     first = false;
     previous = lower;
   }

@@ -76,24 +76,22 @@ export function effectiveScores(scores: readonly SentenceScore[], boost?: readon
  * original order.
  */
 export function selectSentences(
-  scores: readonly SentenceScore[],
+  /** Each sentence's BM25 score. */
+  scores: ArrayLike<number>,
   max: number,
   boost?: ArrayLike<number>,
   /** Added to each sentence's effective score (`clip.answerNeighbour`, see `answerValues`). */
   extra?: ArrayLike<number>,
+  /** How many sentences (`scores` may be a longer buffer). */
+  n = scores.length,
 ): KeptSentence[] {
-  const n = scores.length;
   // `effectiveScores`, into a buffer shared by every call.
   if (EFFECTIVE_SCRATCH.length < n)
     EFFECTIVE_SCRATCH = new Float64Array(Math.max(n, 2 * EFFECTIVE_SCRATCH.length));
   const effective = EFFECTIVE_SCRATCH;
   for (let i = 0; i < n; i++)
     effective[i] =
-      Math.round(
-        ((scores[i] as SentenceScore).score + CARRY * (scores[i - 1]?.score ?? 0)) *
-          (1 + (boost?.[i] ?? 0)) *
-          1e6,
-      ) / 1e6;
+      Math.round(((scores[i] ?? 0) + CARRY * (scores[i - 1] ?? 0)) * (1 + (boost?.[i] ?? 0)) * 1e6) / 1e6;
   if (extra !== undefined)
     for (let i = 0; i < n; i++)
       effective[i] = Math.round(((effective[i] ?? 0) + (extra[i] ?? 0)) * 1e6) / 1e6;
@@ -113,7 +111,7 @@ export function selectSentences(
       if (e > 0 && why[i] === 0 && (best < 0 || e > (effective[best] ?? 0))) best = i;
     }
     if (best < 0) break;
-    why[best] = (scores[best]?.score ?? 0) > 0 ? MATCH : CONTEXT;
+    why[best] = (scores[best] ?? 0) > 0 ? MATCH : CONTEXT;
     anchors[picked++] = best;
   }
   let kept = picked;
@@ -155,6 +153,8 @@ let WHY_SCRATCH = new Uint8Array(64);
 let ANCHOR_SCRATCH = new Int32Array(8);
 /** `selectSentences`' effective scores, likewise. */
 let EFFECTIVE_SCRATCH = new Float64Array(64);
+/** The clip stage's scores per sentence of the memory being clipped, likewise. */
+let SCORE_SCRATCH = new Float64Array(64);
 /** The clip stage's answer boosts per sentence of the memory being clipped, likewise. */
 let BOOST_SCRATCH = new Float64Array(64);
 const MATCH = 1;
@@ -218,18 +218,20 @@ export const FAR = 0.5;
  * holds it outranks both. Written into a buffer shared by every call (read before the next).
  */
 export function answerValues(
-  scores: readonly SentenceScore[],
+  /** Each sentence's BM25 score. */
+  scores: ArrayLike<number>,
   boost: ArrayLike<number> | undefined,
   weight: number,
   /** Each sentence's `answerValue`. */
   value: ArrayLike<number>,
+  /** How many sentences (`scores` may be a longer buffer). */
+  n = scores.length,
 ): Float64Array {
-  const n = scores.length;
   if (EXTRA_SCRATCH.length < n) EXTRA_SCRATCH = new Float64Array(Math.max(n, 2 * EXTRA_SCRATCH.length));
   const out = EXTRA_SCRATCH;
   let best = 0;
   for (let i = 0; i < n; i++) {
-    const e = ((scores[i]?.score ?? 0) + CARRY * (scores[i - 1]?.score ?? 0)) * (1 + (boost?.[i] ?? 0));
+    const e = ((scores[i] ?? 0) + CARRY * (scores[i - 1] ?? 0)) * (1 + (boost?.[i] ?? 0));
     if (e > best) best = e;
   }
   const unit = best > 0 ? best : 1;
@@ -239,9 +241,9 @@ export function answerValues(
     if (v === 0) continue;
     const near =
       best === 0 ||
-      (scores[i]?.score ?? 0) > 0 ||
-      (scores[i - 1]?.score ?? 0) > 0 ||
-      (scores[i + 1]?.score ?? 0) > 0;
+      (scores[i] ?? 0) > 0 ||
+      (scores[i - 1] ?? 0) > 0 ||
+      (i + 1 < n && (scores[i + 1] ?? 0) > 0);
     out[i] = weight * unit * v * (near ? 1 : FAR);
   }
   return out;
@@ -359,11 +361,18 @@ export function clipStage(
       boost = BOOST_SCRATCH;
       for (let j = 0; j < own.length; j++) boost[j] = ANSWER_BOOST * index.answerFit(text, j, answerType);
     }
-    const ownScores = scores[i] ?? [];
+    // This memory's sentence scores, copied out of the flat scores (`SentenceScores`) into a buffer shared by
+    // every call (`scored` long).
+    const base = scores.first[i] as number;
+    const scored = (scores.first[i + 1] as number) - base;
+    if (SCORE_SCRATCH.length < scored)
+      SCORE_SCRATCH = new Float64Array(Math.max(scored, 2 * SCORE_SCRATCH.length));
+    const ownScores = SCORE_SCRATCH;
+    for (let j = 0; j < scored; j++) ownScores[j] = scores.score[base + j] as number;
     let extra: Float64Array | undefined;
     if (neighbour !== undefined) {
       keys ??= questionKeys(query);
-      const n = ownScores.length;
+      const n = scored;
       if (VALUE_SCRATCH.length < n) VALUE_SCRATCH = new Float64Array(Math.max(n, 2 * VALUE_SCRATCH.length));
       const values = VALUE_SCRATCH;
       for (let j = 0; j < n; j++) {
@@ -371,14 +380,18 @@ export function clipStage(
         const fit = answerType === undefined ? 0 : index.answerFit(text, j, answerType);
         values[j] = answerValue(text, span.start, span.end, answerType, fit, keys);
       }
-      extra = answerValues(ownScores, boost, neighbour, values);
+      extra = answerValues(ownScores, boost, neighbour, values, scored);
     }
     // This memory's own list (and entries): trimmed, reordered and renumbered in place below.
-    const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra);
+    const kept = selectSentences(ownScores, Math.min(max, own.length), boost, extra, scored);
     if (withTerms)
       for (const k of kept) {
-        const matched = ownScores[k.sentence]?.matched ?? [];
-        if (matched.length > 0) k.terms = matched.map((m) => relevant[m] ?? "");
+        const from = scores.termsAt[base + k.sentence] as number;
+        const to = scores.termsAt[base + k.sentence + 1] as number;
+        if (to > from) {
+          k.terms = [];
+          for (let x = from; x < to; x++) k.terms.push(relevant[scores.terms[x] as number] ?? "");
+        }
       }
     let content: string;
     if (allowance !== undefined && kept.length > 1 && estimate(index, text, kept, costing) + 2 > allowance) {

@@ -1,8 +1,9 @@
 import { IdSlots, IdValues } from "../ids";
-import { compareIds } from "../order";
+import { byRecency, compareIds, descending } from "../order";
 import type { Intent, QueryAnalysis } from "../query/analyze";
 import type { TimeScope } from "../query/time-scope";
-import type { SentenceScore } from "../text/relevance";
+import { isAscii, lowerAt, mayHoldAscii } from "../text/ascii";
+import { unscored } from "../text/relevance";
 import { RequestIndex } from "../text/request-index";
 import { parseTimestamp } from "../text/time";
 import type { MemoryType, StageResult, WorkItem } from "../types";
@@ -144,41 +145,8 @@ function asciiWordIn(haystack: string, needle: string): boolean {
   return false;
 }
 
-/**
- * Whether `wordIn(haystack.toLowerCase(), needle)` can hold, for a non-empty lower-case ASCII `needle`: only when
- * `needle` is in `haystack` with A–Z folded, or `haystack` holds one of the two characters outside ASCII whose
- * lower case has ASCII in it (U+0130 İ → "i̇", U+212A KELVIN SIGN → "k"; every other character's lower case is
- * ASCII only if it is ASCII: test/pipeline/rank.test.ts checks the whole of Unicode). False spares lower-casing a
- * copy of a memory that cannot hold the name.
- */
-function mayHoldAscii(haystack: string, needle: string): boolean {
-  for (const c of LOWER_CASE_TO_ASCII) if (haystack.includes(c)) return true;
-  const m = needle.length;
-  const last = haystack.length - m;
-  const c0 = needle.charCodeAt(0);
-  outer: for (let i = 0; i <= last; i++) {
-    if (lowerAt(haystack, i) !== c0) continue;
-    for (let k = 1; k < m; k++) if (lowerAt(haystack, i + k) !== needle.charCodeAt(k)) continue outer;
-    return true;
-  }
-  return false;
-}
-
-/** The characters outside ASCII whose lower case holds ASCII (`mayHoldAscii`), for the test that keeps it true. */
-export const LOWER_CASE_TO_ASCII = ["\u0130", "\u212a"] as const;
-
-function lowerAt(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  return c >= 65 && c <= 90 ? c | 32 : c;
-}
-
 function isAsciiAlnum(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
-  return true;
 }
 
 /** Each signal's position in `SIGNALS`. */
@@ -306,14 +274,20 @@ export function rankStage(
   const weights = weightsByIntent[analysis.intent];
   const terms = analysis.terms;
   const spans = items.map((item) => index.spans(item.content));
-  const sentenceScores =
-    terms.length === 0
-      ? items.map((_, i) => (spans[i] ?? []).map(() => ({ score: 0, matched: [] as readonly number[] })))
-      : index.scores(
-          items.map((item) => item.content),
-          terms,
-          analysis.language,
-        );
+  // Every sentence's BM25 and matched terms, flat (`SentenceScores`: memory i's sentences are entries
+  // `first[i]` to `first[i + 1]`).
+  const {
+    first,
+    score,
+    termsAt,
+    terms: matchedTerms,
+  } = terms.length === 0
+    ? unscored(spans.map((own) => own.length))
+    : index.scores(
+        items.map((item) => item.content),
+        terms,
+        analysis.language,
+      );
   // Memory-level matches and IDF: `distinctTerms(i)` leaves memory i's distinct matched terms, in the order first
   // met (sentence by sentence), in `termList` and returns how many (a mark per term: no Set, no list per memory).
   const n = items.length;
@@ -323,11 +297,9 @@ export function rankStage(
   const distinctTerms = (i: number): number => {
     mark++;
     let count = 0;
-    const own = sentenceScores[i] ?? [];
-    for (let j = 0; j < own.length; j++) {
-      const m = (own[j] as SentenceScore).matched;
-      for (let x = 0; x < m.length; x++) {
-        const k = m[x] as number;
+    for (let e = first[i] as number; e < (first[i + 1] as number); e++) {
+      for (let x = termsAt[e] as number; x < (termsAt[e + 1] as number); x++) {
+        const k = matchedTerms[x] as number;
         if (seenTerm[k] !== mark) {
           seenTerm[k] = mark;
           termList[count++] = k;
@@ -352,7 +324,8 @@ export function rankStage(
   let top = 0;
   for (let i = 0; i < n; i++) {
     let best = 0;
-    for (const s of sentenceScores[i] ?? []) if (s.score > best) best = s.score;
+    for (let e = first[i] as number; e < (first[i + 1] as number); e++)
+      if ((score[e] as number) > best) best = score[e] as number;
     bestOwn[i] = best;
     if (best > top) top = best;
   }
@@ -361,7 +334,7 @@ export function rankStage(
   const scope = analysis.timeScope ?? anchorScope(items, analysis);
   const recencyRank = new Map<string, number>();
   if (scope === undefined && analysis.wantsCurrent && n > 1) {
-    const byTime = [...items].sort((a, b) => b.timeMs - a.timeMs || compareIds(a.id, b.id));
+    const byTime = [...items].sort(byRecency);
     byTime.forEach((item, i) => {
       recencyRank.set(item.id, 1 - i / (n - 1));
     });
@@ -433,10 +406,11 @@ export function rankStage(
       analysis.answerType !== "list" &&
       analysis.answerType !== "yesno"
     ) {
-      const own = sentenceScores[i] ?? [];
+      const base = first[i] as number;
       const sp = spans[i] ?? [];
       let bestIdx = 0;
-      for (let j = 1; j < own.length; j++) if ((own[j]?.score ?? 0) > (own[bestIdx]?.score ?? 0)) bestIdx = j;
+      for (let j = 1; base + j < (first[i + 1] as number); j++)
+        if ((score[base + j] as number) > (score[base + bestIdx] as number)) bestIdx = j;
       let fit = 0;
       for (let j = bestIdx; j <= bestIdx + 1; j++) {
         if (sp[j] !== undefined) fit = Math.max(fit, index.answerFit(item.content, j, analysis.answerType));
@@ -500,7 +474,7 @@ export function rankStage(
   const order = items.map((_, i) => i);
   order.sort(
     (a, b) =>
-      (relevanceAt[b] as number) - (relevanceAt[a] as number) ||
+      descending(relevanceAt[a] as number, relevanceAt[b] as number) ||
       compareIds((items[a] as WorkItem).id, (items[b] as WorkItem).id),
   );
   const ranked: RankedSignals[] = [];

@@ -470,8 +470,6 @@ function makeTermScanner(queryTerms: readonly string[], language: StopLanguage):
 
 /** `bm25Scores`' term frequencies of the sentence being scored. */
 let FREQ_SCRATCH = new Float64Array(64);
-/** `bm25Scores`' matched terms of the sentence being scored, copied out at their exact size (`exactCopy`). */
-const MATCHED_SCRATCH: number[] = [];
 
 /**
  * The first `count` values of a scratch list as an array of exactly that size. A small list built by `push` from
@@ -483,16 +481,48 @@ export function exactCopy(scratch: readonly number[], count: number): number[] {
 }
 
 /**
+ * BM25 scores of every sentence of a set of memories, flat (four typed arrays a scoring, not an object and a list
+ * for every matching sentence): sentence j of memory m is entry `e = first[m] + j` (memory m has
+ * `first[m + 1] − first[m]` sentences), its score is `score[e]` and the query terms it holds (indexes, ascending)
+ * are `terms[termsAt[e], termsAt[e + 1])`.
+ */
+export interface SentenceScores {
+  first: Int32Array;
+  score: Float64Array;
+  termsAt: Int32Array;
+  terms: Int32Array;
+}
+
+/** Scores of memories with `counts[m]` sentences each, none of which holds a query term (a query without terms). */
+export function unscored(counts: ArrayLike<number>): SentenceScores {
+  const first = new Int32Array(counts.length + 1);
+  for (let m = 0; m < counts.length; m++) first[m + 1] = (first[m] as number) + (counts[m] ?? 0);
+  const docs = first[counts.length] as number;
+  return {
+    first,
+    score: new Float64Array(docs),
+    termsAt: new Int32Array(docs + 1),
+    terms: new Int32Array(0),
+  };
+}
+
+/** `bm25Scores`' IDF per query term (a buffer shared by every call: it is synchronous and never re-entered). */
+let IDF_SCRATCH = new Float64Array(64);
+
+/**
  * BM25 scores of every sentence of `memories` (as a scanner read them) with the IDF and average length taken
  * over all the sentences given. `q` query terms; with `map`, the scanned term index `k` is query term `map[k]`
- * (−1: not one of them), for a query that is a sub-list of the scanned one. Result: `scores[memory][sentence]`.
+ * (−1: not one of them), for a query that is a sub-list of the scanned one.
  */
-export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: Int32Array): SentenceScore[][] {
-  const df = new Float64Array(q);
+export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: Int32Array): SentenceScores {
+  if (IDF_SCRATCH.length < q) IDF_SCRATCH = new Float64Array(Math.max(q, 2 * IDF_SCRATCH.length));
+  const df = IDF_SCRATCH.fill(0, 0, q);
+  const first = new Int32Array(memories.length + 1);
   let docs = 0;
   let totalLength = 0;
-  for (const memory of memories) {
-    const { lengths, found } = memory;
+  let hits = 0;
+  for (let m = 0; m < memories.length; m++) {
+    const { lengths, found } = memories[m] as MemoryTerms;
     for (let i = 0; i < lengths.length; i++) {
       docs++;
       totalLength += lengths[i] ?? 0;
@@ -500,45 +530,80 @@ export function bm25Scores(memories: readonly MemoryTerms[], q: number, map?: In
       if (seen === null || seen === undefined) continue;
       for (let p = 0; p < seen.length; p += 2) {
         const k = map === undefined ? (seen[p] ?? 0) : (map[seen[p] ?? 0] ?? -1);
-        if (k >= 0) df[k] = (df[k] ?? 0) + 1;
+        if (k >= 0) {
+          df[k] = (df[k] ?? 0) + 1;
+          hits++;
+        }
       }
     }
+    first[m + 1] = docs;
   }
   const avgLength = docs > 0 ? totalLength / docs : 0;
-  const idf = Array.from(df, (n) => Math.log(1 + (docs - n + 0.5) / (n + 0.5)));
-  return memories.map(({ lengths, found }) =>
-    found.map((seen, i): SentenceScore => {
-      if (seen === null) return NO_MATCH;
-      // Matched query terms, ascending (the first `count` of `matched`), with their frequencies: both in buffers
-      // shared by every call (at most one entry per query term), the terms copied out at the end.
-      const matched = MATCHED_SCRATCH;
-      if (FREQ_SCRATCH.length < q) FREQ_SCRATCH = new Float64Array(Math.max(q, 2 * FREQ_SCRATCH.length));
-      const freq = FREQ_SCRATCH;
+  // The IDF in place of the document frequency (`df` is `idf` from here on).
+  const idf = df;
+  for (let k = 0; k < q; k++)
+    idf[k] = Math.log(1 + (docs - (df[k] as number) + 0.5) / ((df[k] as number) + 0.5));
+  const score = new Float64Array(docs);
+  const termsAt = new Int32Array(docs + 1);
+  const terms = new Int32Array(hits);
+  if (FREQ_SCRATCH.length < q) FREQ_SCRATCH = new Float64Array(Math.max(q, 2 * FREQ_SCRATCH.length));
+  const freq = FREQ_SCRATCH;
+  let e = 0;
+  let at = 0;
+  for (let m = 0; m < memories.length; m++) {
+    const { lengths, found } = memories[m] as MemoryTerms;
+    for (let i = 0; i < found.length; i++, e++) {
+      const seen = found[i];
+      termsAt[e] = at;
+      if (seen === null || seen === undefined) continue;
+      // Matched query terms, ascending (written in place into `terms` from `at`), with their frequencies in a
+      // buffer shared by every call (at most one entry per query term).
       let count = 0;
       for (let p = 0; p < seen.length; p += 2) {
         const k = map === undefined ? (seen[p] ?? 0) : (map[seen[p] ?? 0] ?? -1);
         if (k < 0) continue;
         // Insertion in place.
-        let at = count++;
-        while (at > 0 && (matched[at - 1] ?? 0) > k) {
-          matched[at] = matched[at - 1] as number;
-          freq[at] = freq[at - 1] as number;
-          at--;
+        let x = count++;
+        while (x > 0 && (terms[at + x - 1] as number) > k) {
+          terms[at + x] = terms[at + x - 1] as number;
+          freq[x] = freq[x - 1] as number;
+          x--;
         }
-        matched[at] = k;
-        freq[at] = seen[p + 1] ?? 0;
+        terms[at + x] = k;
+        freq[x] = seen[p + 1] ?? 0;
       }
-      if (count === 0) return NO_MATCH;
+      if (count === 0) continue;
       const norm = K1 * (1 - B + (B * (lengths[i] ?? 0)) / (avgLength || 1));
       // Summed in query-term order, so the rounding never depends on the order words were met.
-      let score = 0;
-      for (let m = 0; m < count; m++) {
-        const f = freq[m] ?? 0;
-        score += ((idf[matched[m] ?? 0] ?? 0) * (f * (K1 + 1))) / (f + norm);
+      let sum = 0;
+      for (let x = 0; x < count; x++) {
+        const f = freq[x] ?? 0;
+        sum += ((idf[terms[at + x] as number] ?? 0) * (f * (K1 + 1))) / (f + norm);
       }
-      return { score: Math.round(score * 1e6) / 1e6, matched: exactCopy(matched, count) };
-    }),
-  );
+      score[e] = Math.round(sum * 1e6) / 1e6;
+      at += count;
+    }
+  }
+  termsAt[e] = at;
+  return { first, score, termsAt, terms };
+}
+
+/** `scores` as one list per memory of one `SentenceScore` per sentence (a sentence holding no term: `NO_MATCH`). */
+export function sentenceScoreLists(scores: SentenceScores): SentenceScore[][] {
+  const { first, score, termsAt, terms } = scores;
+  const lists: SentenceScore[][] = [];
+  for (let m = 0; m + 1 < first.length; m++) {
+    const list: SentenceScore[] = [];
+    for (let e = first[m] as number; e < (first[m + 1] as number); e++) {
+      const from = termsAt[e] as number;
+      const to = termsAt[e + 1] as number;
+      list.push(
+        from === to ? NO_MATCH : { score: score[e] as number, matched: Array.from(terms.subarray(from, to)) },
+      );
+    }
+    lists.push(list);
+  }
+  return lists;
 }
 
 /**
@@ -552,5 +617,5 @@ export function scoreSentences(
   language: StopLanguage = "en",
 ): SentenceScore[][] {
   const scan = termScanner(queryTerms, language);
-  return bm25Scores(memories.map(scan), queryTerms.length);
+  return sentenceScoreLists(bm25Scores(memories.map(scan), queryTerms.length));
 }

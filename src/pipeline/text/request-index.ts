@@ -1,6 +1,7 @@
 import type { AnswerType } from "../query/analyze";
 import { answerFit } from "../query/analyze";
 import type { Tokenizer } from "../types";
+import { isAscii } from "./ascii";
 import { detached } from "./detach";
 import { RecentCache } from "./recent";
 import {
@@ -10,7 +11,7 @@ import {
   type MemoryTerms,
   type RelevanceQuery,
   relevanceQuery,
-  type SentenceScore,
+  type SentenceScores,
   scanTerms,
   scoreSentences,
   stemmerFor,
@@ -47,8 +48,9 @@ export class RequestIndex {
   /** The word ids of the query's own terms (`relevance()`), interned when first needed. */
   private queryIds: Int32Array | undefined;
   private scanner: TermScanner | undefined;
-  /** `termsIn`: the query's own terms in each whole text, as `[term, frequency]` pairs (null: none). */
-  private readonly wholeTerms = new Map<string, readonly number[] | null>();
+  /** `termsIn`'s results for the `terms` list `wholeFor`, by text. */
+  private readonly wholeTerms = new Map<string, readonly number[]>();
+  private wholeFor: readonly string[] | undefined;
   private lastSub: { terms: readonly string[]; map: Int32Array | true | undefined } | undefined;
   private readonly counts = new Map<string, number>();
   private base: Tokenizer | undefined;
@@ -83,28 +85,25 @@ export class RequestIndex {
   }
 
   /**
-   * `scoreSentences` of `texts`, each split into its sentences, against `terms` stemmed for `language`: from
-   * the counts scanned once per text when `terms` is a sub-list of the query's own terms in its language,
-   * else scanned afresh.
+   * `scoreSentences` of `texts` as flat `SentenceScores`, each split into its sentences, against `terms` stemmed
+   * for `language`: from the counts scanned once per text when `terms` is a sub-list of the query's own terms in
+   * its language, else scanned afresh.
    */
   scores(
     texts: readonly string[],
     terms: readonly string[],
     language: RelevanceQuery["language"],
-  ): SentenceScore[][] {
+  ): SentenceScores {
     const own = this.relevance();
     const map = this.subList(terms, language);
     if (map === undefined) {
-      return scoreSentences(
-        texts.map((text) => ({ text, sentences: this.spans(text) })),
-        terms,
-        language,
+      const scan = termScanner(terms, language);
+      return bm25Scores(
+        texts.map((text) => scan({ text, sentences: this.spans(text) })),
+        terms.length,
       );
     }
-    if (this.queryIds === undefined) {
-      this.queryIds = new Int32Array(own.terms.length);
-      for (let k = 0; k < own.terms.length; k++) this.queryIds[k] = internTerm(own.terms[k] ?? "");
-    }
+    const queryIds = this.ownTermIds();
     const memories: MemoryTerms[] = new Array(texts.length);
     for (let m = 0; m < texts.length; m++) {
       const text = texts[m] as string;
@@ -114,7 +113,7 @@ export class RequestIndex {
         // first letters, nothing kept); one met again has its terms kept as word ids, then read as integers.
         const facts = e.facts;
         if (facts.terms?.[own.language] !== undefined || facts.scanned === true)
-          e.terms = queryHits(this.termIds(text, facts, own.language), this.queryIds);
+          e.terms = queryHits(this.termIds(text, facts, own.language), queryIds);
         else {
           this.scanner ??= termScanner(own.terms, own.language);
           e.terms = this.scanner({ text, sentences: this.spans(text) });
@@ -128,24 +127,39 @@ export class RequestIndex {
 
   /**
    * The indexes of `terms` (ascending, distinct) that `text` holds anywhere, the whole text read as one document:
-   * the `matched` of `scoreSentences` of it as one sentence (the sufficiency certificate, the answer slot). When
-   * `terms` is a sub-list of the query's own terms in its language, from the query's own scanner (the hits of a
-   * sub-list are the hits of the whole list restricted to it), remembered per text for the request (not in the
-   * shared facts: these are mostly clipped texts, new strings): no scanner per call, no BM25, no score objects.
-   * Otherwise scored afresh.
+   * the `matched` of `scoreSentences` of it as one sentence (the sufficiency certificate, which the budget's
+   * `stop` asks again for every memory it adds). When `terms` is a sub-list of the query's own terms in its
+   * language, from the query's own scanner (the hits of a sub-list are the hits of the whole list restricted to
+   * it), remembered per text for the request while `terms` stays the same list (not in the shared facts: these
+   * are mostly clipped texts, new strings, and reading them again from word ids saved ~2 KB a request on the
+   * goal case while keeping every clipped text in the shared cache). Otherwise scored afresh.
    */
   termsIn(text: string, terms: readonly string[], language: RelevanceQuery["language"]): readonly number[] {
-    const whole = [{ start: 0, end: text.length }];
     const map = this.subList(terms, language);
     if (map === undefined)
-      return scoreSentences([{ text, sentences: whole }], terms, language)[0]?.[0]?.matched ?? [];
-    let pairs = this.wholeTerms.get(text);
-    if (pairs === undefined) {
-      const own = this.relevance();
-      this.scanner ??= termScanner(own.terms, own.language);
-      pairs = this.scanner({ text, sentences: whole }).found[0] ?? null;
-      this.wholeTerms.set(text, pairs);
+      return (
+        scoreSentences([{ text, sentences: [{ start: 0, end: text.length }] }], terms, language)[0]?.[0]
+          ?.matched ?? []
+      );
+    if (this.wholeFor !== terms) {
+      this.wholeFor = terms;
+      this.wholeTerms.clear();
     }
+    let found = this.wholeTerms.get(text);
+    if (found === undefined) {
+      found = this.wholeHits(text, map);
+      this.wholeTerms.set(text, found);
+    }
+    return found;
+  }
+
+  /** `termsIn` of a text not read yet for this request's `terms` (whose index map is `map`). */
+  private wholeHits(text: string, map: Int32Array | true): readonly number[] {
+    const own = this.relevance();
+    this.scanner ??= termScanner(own.terms, own.language);
+    // One span over the whole text (a buffer: the scanner reads it before the next call).
+    (WHOLE_SPAN[0] as SentenceSpan).end = text.length;
+    const pairs = this.scanner({ text, sentences: WHOLE_SPAN }).found[0] ?? null;
     if (pairs === null) return NO_TERMS;
     // Ascending, by insertion into a scratch list (`count` long) copied out at its exact size.
     const found = PAIR_SCRATCH;
@@ -161,6 +175,16 @@ export class RequestIndex {
       found[at] = k;
     }
     return count === 0 ? NO_TERMS : exactCopy(found, count);
+  }
+
+  /** The word ids of the query's own terms (`relevance()`), interned when first needed. */
+  private ownTermIds(): Int32Array {
+    if (this.queryIds === undefined) {
+      const own = this.relevance();
+      this.queryIds = new Int32Array(own.terms.length);
+      for (let k = 0; k < own.terms.length; k++) this.queryIds[k] = internTerm(own.terms[k] ?? "");
+    }
+    return this.queryIds;
   }
 
   /** `subListMap(query's own terms, terms)` when `language` is the query's, remembered for the last `terms` list. */
@@ -449,8 +473,10 @@ function queryHits(terms: TextTerms, queryIds: Int32Array): MemoryTerms {
   return { lengths, found };
 }
 
-/** `queryHits`' pairs of the sentence being read (it is synchronous and never re-entered). */
+/** `queryHits`' pairs of the sentence being read, and `termsIn`'s terms (both synchronous, never re-entered). */
 const PAIR_SCRATCH: number[] = [];
+/** `termsIn`'s one span over the whole text being read. */
+const WHOLE_SPAN: SentenceSpan[] = [{ start: 0, end: 0 }];
 
 /** Each language's term id (+1; 0: not known yet) of every ASCII word id, for the word table's current generation. */
 const TERM_OF_WORD: Partial<Record<StopLanguage, Int32Array>> = {};
@@ -661,9 +687,4 @@ export function jaccardOfIds(a: readonly number[], b: readonly number[]): number
   let inter = 0;
   for (let j = 0; j < b.length; j++) if (seen[b[j] as number] === stamp) inter++;
   return inter / (a.length + b.length - inter);
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 128) return false;
-  return true;
 }
