@@ -180,6 +180,10 @@ describe("Zep following turns (retrieval.following)", () => {
     const got = await search({ scopes: ["edges", "episodes"], following: { top: 1, turns: 2 } });
     expect(ids(got)).toEqual(["f1", "w1", "c1", "w5"]);
     expect(threadCalls()).toEqual([]);
+    // The fact takes a place among the first top: with two, the episode after it brings its turns.
+    const two = await search({ scopes: ["edges", "episodes"], following: { top: 2, turns: 1 } });
+    expect(ids(two)).toEqual(["f1", "w1", "w2", "c1", "w5"]);
+    expect(threadCalls()).toEqual(["/threads/t-wed?lastn=100"]);
   });
 
   test("the thread read ahead (ReplyPrefetch) follows the same rule: the best episode of the first top, without replies", async () => {

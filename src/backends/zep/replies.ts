@@ -3,21 +3,35 @@
  * question and belongs to a thread, the turn after it in that thread usually holds the answer ("what did you name
  * the puppy?" → "Pickle!") though it rarely shares the question's words. Zep's search cannot give neighbours, so
  * one more call reads the thread: `GET /threads/{threadId}?lastn=100` (the SDK's `thread.get`), its newest 100
- * messages in order.
+ * messages in order. Following turns (policy `retrieval.following: {top, turns}`) come from the same read.
  *
  * - One extra call per search, at most: to the thread with the most question episodes among the candidates (then
  *   the one of the best-scored question). Questions of other threads get no reply. The call is made as soon as
  *   the `episodes` scope answers, beside the other scopes' searches (`ReplyPrefetch`), not after them — or, when
  *   the user's previous search chose a thread (`ThreadGuesses`), beside the searches themselves, to that thread;
  *   should the `episodes` answer name another thread (or none), that call's answer is dropped and the named one made.
+ * - With `following`, the same one call. Which thread: the question rule above when `replies` is on and a question
+ *   episode picks one (so the replies are exactly what they were without `following`); otherwise (replies off, or
+ *   no question episode) the thread of the best-ranked episode among the first `top` candidates (the user's graph,
+ *   `user:<id>`, is no thread). Kept rather than a rule that prefers the best hit's thread, so that adding
+ *   `following` never takes a search's replies away, and a search still reads one thread; the price: when a
+ *   question picks another thread than the best hit's, that hit brings no following turns.
  * - Bounded: it gets what is left of the policy's backend timeout minus a margin (`REPLY_MARGIN_MS`); with less
- *   than `REPLY_MIN_MS` left it is not made. Any failure (timeout, HTTP error, a malformed answer) → no replies:
- *   the search's own candidates are returned as they were, never a failed search.
+ *   than `REPLY_MIN_MS` left it is not made. Any failure (timeout, HTTP error, a malformed answer) → no replies
+ *   and no following turns: the search's own candidates are returned as they were, never a failed search.
  * - A question episode is found in the thread by its uuid, else by identical content. The next message, when it
  *   has a uuid and content, is the reply: already a candidate → it learns what it answers (`replyTo`); otherwise
  *   added right after its question (`origin: "reply"`, `replyTo`, scored as its question, `messageId` = its uuid,
  *   sessionId = the thread), on top of the fetch size, as the local store does.
- * - A question older than the thread's newest 100 messages gets no reply.
+ * - Following: each episode of the thread read among the first `top` candidates (merged order, facts and summaries
+ *   counted; found in the thread as a question is) is followed by the thread's next `turns` messages (those with a
+ *   uuid and content), scored as it, right after it (after its reply), `origin: "reply"` without `replyTo`; one the
+ *   search found lower moves up once (scored as the episode, Zep's own number dropped); one placed already stays
+ *   where it is. A following turn that asks a question (with `replies`) brings its reply the same way, with
+ *   `replyTo`. Facts (edges), summaries and episodes of other threads bring nothing: only a thread has an order.
+ *   They come on top of the fetch size, as the local store's do.
+ * - A question (or an episode) older than the thread's newest 100 messages gets no reply (no following turns).
+ * - The drop-in doors' native searches (`searchNative`) never come here: their answers stay Zep's own.
  */
 import { type Candidate, ROLES, type Role } from "../../pipeline/types";
 import { LinkedSignal } from "../../signals";
@@ -167,7 +181,7 @@ function threadCallLink(req: SearchRequest, startedAt: number, now: () => number
 export const THREAD_GUESS_USERS = 4096;
 
 /**
- * Each user's thread chosen by their last search (`withReplies`), to start the next search's thread call beside
+ * Each user's thread chosen by their last search (`withReplies`: for replies or following), to start the next search's thread call beside
  * its searches (`ReplyPrefetch.guess`): with Zep's latency, the thread call then overlaps the searches instead of
  * following the `episodes` answer. Only which thread to read is remembered, never what it holds: every search
  * reads the thread afresh, so the replies are the same either way. A guess that the `episodes` answer proves
