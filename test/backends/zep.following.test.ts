@@ -151,7 +151,7 @@ describe("Zep following turns (retrieval.following)", () => {
     expect(threadCalls()).toEqual(["/threads/t-wed?lastn=100"]);
   });
 
-  test("a question episode chooses the thread (replies on): its thread only, one read; the other thread's hit brings nothing", async () => {
+  test("with following the best hit's thread is read, not the question's: one read, its turns and its questions' replies", async () => {
     await zep.reset();
     await zep.seed(USER, [
       ...WEDDING.filter((m) => m.sessionId === "t-wed"),
@@ -159,23 +159,46 @@ describe("Zep following turns (retrieval.following)", () => {
       msg("c2", "t-cake", 1, "Maya: Lemon and lavender."),
       msg("c3", "t-cake", 2, "Tom: Fancy.", "assistant"),
     ]);
-    // Without replies the best-ranked episode's thread is read.
-    expect(ids(await search({ following: { top: 2, turns: 2 } }))).toEqual(["w1", "w2", "w3", "c1", "w5"]);
-    expect(threadCalls()).toEqual(["/threads/t-wed?lastn=100"]);
-    // With replies the question's thread: c1's reply (replyTo), then its next turn; w1 (t-wed, unread) brings nothing.
-    const got = await search({ replies: true, following: { top: 2, turns: 2 } });
-    expect(ids(got)).toEqual(["w1", "c1", "c2", "c3", "w5"]);
-    expect(got[2]).toMatchObject({ id: "c2", replyTo: "c1", origin: "reply" });
-    expect(got[3]).toMatchObject({ id: "c3", origin: "reply", score: got[1]?.score });
-    expect(got[3]?.replyTo).toBeUndefined();
-    expect(threadCalls()).toEqual(["/threads/t-wed?lastn=100", "/threads/t-cake?lastn=100"]);
+    // Replies alone: the thread of the question episode (c1), as before.
+    expect(ids(await search({ replies: true }))).toEqual(["w1", "c1", "c2", "w5"]);
+    expect(threadCalls()).toEqual(["/threads/t-cake?lastn=100"]);
+    // With following: w1's thread; its following question w2 brings its reply w3; c1 (t-cake, unread) gets none.
+    const got = await search({ replies: true, following: { top: 2, turns: 1 } });
+    expect(ids(got)).toEqual(["w1", "w2", "w3", "c1", "w5"]);
+    expect(got[2]).toMatchObject({ id: "w3", replyTo: "w2", origin: "reply", score: got[0]?.score });
+    expect(threadCalls()).toEqual(["/threads/t-cake?lastn=100", "/threads/t-wed?lastn=100"]);
+    // No episode among the first top (a fact there): the question rule, replies as without following.
+    await zep.seed(USER, [
+      {
+        id: "f1",
+        content: "Maya is an usher at Sam's wedding.",
+        type: "fact",
+        sessionId: "user:maya",
+        timestamp: at(0),
+      },
+    ]);
+    const factFirst = await search({
+      scopes: ["edges", "episodes"],
+      replies: true,
+      following: { top: 1, turns: 2 },
+    });
+    expect(ids(factFirst)).toEqual(["f1", "w1", "c1", "c2", "w5"]);
+    expect(factFirst[3]).toMatchObject({ id: "c2", replyTo: "c1" });
+    expect(threadCalls().at(-1)).toBe("/threads/t-cake?lastn=100");
+    expect(threadCalls()).toHaveLength(3);
   });
 
   test("facts bring nothing: a fact among the first top, no episode there, no thread read", async () => {
     await zep.reset();
     await zep.seed(USER, [
       ...WEDDING,
-      { id: "f1", content: "Maya is an usher at Sam's wedding.", type: "fact", timestamp: at(0) },
+      {
+        id: "f1",
+        content: "Maya is an usher at Sam's wedding.",
+        type: "fact",
+        sessionId: "user:maya",
+        timestamp: at(0),
+      },
     ]);
     const got = await search({ scopes: ["edges", "episodes"], following: { top: 1, turns: 2 } });
     expect(ids(got)).toEqual(["f1", "w1", "c1", "w5"]);
