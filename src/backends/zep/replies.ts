@@ -98,36 +98,41 @@ function threadRuleOf(req: SearchRequest): ThreadRule {
 }
 
 /**
- * The thread to read from turns read best first (`[rank, thread, content]`, the first `limit` candidates): with
- * `following`, the thread of the best-ranked turn among the first `top` (the user's graph is no thread); otherwise
- * (no `following`, or no such turn) with `replies`, the one with the most question turns (`QuestionTally`). One rule
- * for the merged candidates (`pickThread`) and the episodes scope's answer read ahead (`predictThread`).
+ * The thread to read from turns read best first (`add`, the first `limit` candidates): with `following`, the thread
+ * of the best-ranked turn among the first `top` (the user's graph is no thread); otherwise (no `following`, or no
+ * such turn) with `replies`, the one with the most question turns (`QuestionTally`). One rule for the merged
+ * candidates (`pickThread`) and the episodes scope's answer read ahead (`predictThread`).
  */
-function chooseThread(turns: Iterable<[number, string, string]>, rule: ThreadRule): string | undefined {
-  const tally = rule.replies ? new QuestionTally(rule.userId, rule.questionAt) : undefined;
-  let first: string | undefined;
-  for (const [rank, thread, content] of turns) {
-    tally?.add(thread, content);
-    if (
-      first === undefined &&
-      rule.followTop !== undefined &&
-      rank < rule.followTop &&
-      thread !== `user:${rule.userId}`
-    )
-      first = thread;
+class ThreadChoice {
+  private readonly tally: QuestionTally | undefined;
+  private readonly userThread: string;
+  private first: string | undefined;
+
+  constructor(private readonly rule: ThreadRule) {
+    this.tally = rule.replies ? new QuestionTally(rule.userId, rule.questionAt) : undefined;
+    this.userThread = `user:${rule.userId}`;
   }
-  return first ?? tally?.best;
+
+  /** The turn ranked `rank` (among all candidates, best first). */
+  add(rank: number, thread: string, content: string): void {
+    const top = this.rule.followTop;
+    if (this.first === undefined && top !== undefined && rank < top && thread !== this.userThread)
+      this.first = thread;
+    this.tally?.add(thread, content);
+  }
+
+  get thread(): string | undefined {
+    return this.first ?? this.tally?.best;
+  }
 }
 
-/** The thread to read for the merged candidates (`chooseThread`); undefined when there is none. */
+/** The thread to read for the merged candidates (`ThreadChoice`); undefined when there is none. */
 function pickThread(candidates: readonly Candidate[], rule: ThreadRule): string | undefined {
-  function* turns(): Generator<[number, string, string]> {
-    for (let i = 0; i < candidates.length; i++) {
-      const c = candidates[i];
-      if (c?.type === "message") yield [i, c.sessionId, c.content];
-    }
-  }
-  return chooseThread(turns(), rule);
+  const choice = new ThreadChoice(rule);
+  candidates.forEach((c, i) => {
+    if (c.type === "message") choice.add(i, c.sessionId, c.content);
+  });
+  return choice.thread;
 }
 
 function messagesOf(answer: unknown): ThreadMessage[] {
@@ -307,17 +312,16 @@ export class ReplyPrefetch {
 function predictThread(results: unknown, limit: number, rule: ThreadRule): string | undefined {
   if (!isRecord(results) || !Array.isArray(results.episodes)) return undefined;
   const items = results.episodes;
-  function* turns(): Generator<[number, string, string]> {
-    for (let i = 0; i < items.length && i < limit; i++) {
-      const item: unknown = items[i];
-      if (!isRecord(item) || typeof item.content !== "string" || item.content.trim() === "") continue;
-      // An episode without a thread is the user's graph, as the candidates' mapping says (map.ts).
-      const thread =
-        typeof item.thread_id === "string" && item.thread_id !== "" ? item.thread_id : `user:${rule.userId}`;
-      yield [i, thread, item.content];
-    }
+  const choice = new ThreadChoice(rule);
+  for (let i = 0; i < items.length && i < limit; i++) {
+    const item: unknown = items[i];
+    if (!isRecord(item) || typeof item.content !== "string" || item.content.trim() === "") continue;
+    // An episode without a thread is the user's graph, as the candidates' mapping says (map.ts).
+    const thread =
+      typeof item.thread_id === "string" && item.thread_id !== "" ? item.thread_id : `user:${rule.userId}`;
+    choice.add(i, thread, item.content);
   }
-  return chooseThread(turns(), rule);
+  return choice.thread;
 }
 
 /**
