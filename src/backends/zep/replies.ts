@@ -442,6 +442,8 @@ function attach(
     if (placed.has(c.id)) return;
     place(c);
     if (c.sessionId !== thread || c.type !== "message" || c.origin === "reply") return;
+    const follows = following !== undefined && i < following.top;
+    if (!follows && !(withReplyTurns && asksQuestion(c.content, questionAt))) return;
     const at = indexOf(c.id, c.content);
     // Its reply: learns what it answers when the search found it (wherever) or it is placed; else added after it.
     const reply = replyOf(c.id, c.content, at);
@@ -450,7 +452,7 @@ function attach(
       if (existing !== undefined) learn(existing, c.id);
       else place(turnOf(reply, c, c.id));
     }
-    if (following === undefined || i >= following.top || at < 0) return;
+    if (!follows || following === undefined || at < 0) return;
     for (let k = at + 1; k <= at + following.turns; k++) {
       const turn = usable(k);
       if (turn === undefined || turn.uuid === c.id || placed.has(turn.uuid)) continue;
