@@ -189,7 +189,9 @@ export const retrievalSchema = z
      * of its session, scored as that hit, on top of the fetch size (`origin: "reply"`, no `replyTo`). The answer
      * to what a turn brings up often follows it without repeating its words ("I've been asked to be an usher" …
      * "I bought a navy one from Marlow & Finch"), so a search never finds it. Absent = off (and the policy's hash
-     * is what it was before this field existed). Ignored by Zep and OpenMemory (not built there yet).
+     * is what it was before this field existed). Zep brings them for the episodes of the one thread it reads
+     * (the best-ranked episode's among the first `top`; the same single thread call as `replies`:
+     * src/backends/zep/replies.ts). Ignored by OpenMemory (no sessions).
      */
     following: z
       .object({
@@ -201,7 +203,7 @@ export const retrievalSchema = z
       .strict()
       .optional()
       .describe(
-        "Add, after each of the first top hits, the next turns of its session (local store). Absent = off.",
+        "Add, after each of the first top hits, the next turns of its session (local store; Zep: the one thread read). Absent = off.",
       ),
   })
   .strict();

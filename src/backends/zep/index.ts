@@ -1,7 +1,8 @@
 /**
  * The Zep Cloud backend: `graph.search` per configured scope (and, with `zep.userSummary`, the user's node for
- * its summary: ./map.ts), `user.get` for existence, `project.get` as ping; with `retrieval.replies`, one
- * `thread.get` for the reply turns of question episodes (./replies.ts), made as soon as the `episodes` scope answers
+ * its summary: ./map.ts), `user.get` for existence, `project.get` as ping; with `retrieval.replies` or
+ * `retrieval.following`, one `thread.get` for the reply turns of question episodes and the turns following the
+ * first episodes (./replies.ts), made as soon as the `episodes` scope answers
  * (or beside the searches, to the thread the user's previous search chose: `ThreadGuesses`).
  * Mapping and score normalization: ./map.ts. Error classification: ./errors.ts.
  *
@@ -172,7 +173,7 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
       if (!(limit >= 1)) return [];
       let candidates: Candidate[];
       const early =
-        req.policy.retrieval.replies === true
+        req.policy.retrieval.replies === true || req.policy.retrieval.following !== undefined
           ? new ReplyPrefetch(wire, req, started, undefined, threadGuesses)
           : undefined;
       try {
@@ -184,7 +185,8 @@ export function createZepBackend(cfg: ZepBackendConfig): Backend {
         early?.cancel();
         throw toBackendError(err, "graph.search");
       }
-      // `retrieval.replies`: the turn after a question episode, from its thread (./replies.ts); never fails.
+      // `retrieval.replies`: the turn after a question episode, and `retrieval.following`: the turns after the first
+      // episodes, from one thread (./replies.ts); never fails.
       return withReplies(wire, candidates, req, started, undefined, early);
     },
 
