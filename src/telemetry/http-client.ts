@@ -36,24 +36,11 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { RecentCache } from "../pipeline/text/recent";
+import { semconvMethod } from "./http-method";
 import { statusLabel } from "./http-server";
 import { recordHttpClientDuration } from "./metrics";
 import { safePath, safeQuery, safeUrl, splitUrl } from "./redact";
 import { TRACER_NAME } from "./tracing";
-
-/** The methods of the semantic conventions (QUERY included, as undici's instrumentation had it). */
-const KNOWN_METHODS = new Set([
-  "CONNECT",
-  "DELETE",
-  "GET",
-  "HEAD",
-  "OPTIONS",
-  "PATCH",
-  "POST",
-  "PUT",
-  "TRACE",
-  "QUERY",
-]);
 
 const USER_AGENT = "memgate";
 const DEFAULT_PORTS: Readonly<Record<string, number>> = { http: 80, https: 443 };
@@ -92,7 +79,7 @@ function urlParts(url: string): { origin: string; target: string; scheme: string
 }
 
 function makeTarget(method: string, url: string): Target {
-  const known = KNOWN_METHODS.has(method) ? method : "_OTHER";
+  const known = semconvMethod(method);
   const { origin, target, scheme } = urlParts(url);
   const { path, search } = splitUrl(target);
   let address: string | undefined;

@@ -39,25 +39,13 @@ import {
 } from "@opentelemetry/api";
 import { suppressTracing } from "@opentelemetry/core";
 import { localsOf, type Middleware } from "../http/plain";
+import { semconvMethod } from "./http-method";
 import { recordActiveRequest, recordHttpServerDuration } from "./metrics";
 import { safePath, safeQuery, splitUrl } from "./redact";
 import { TRACER_NAME } from "./tracing";
 
 /** Probes and scrapes: every few seconds, never interesting as traces. */
 export const UNTRACED_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
-
-/** The methods of the semantic conventions; any other is `_OTHER` (with `http.request.method_original`). */
-const KNOWN_METHODS = new Set([
-  "CONNECT",
-  "DELETE",
-  "GET",
-  "HEAD",
-  "OPTIONS",
-  "PATCH",
-  "POST",
-  "PUT",
-  "TRACE",
-]);
 
 /** What Express adds to a request it routed: the matched route and the mount path of its router. */
 type Routed = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
@@ -209,7 +197,7 @@ export function httpServerTelemetry(): Middleware {
     }
     const started = performance.now();
     const original = req.method ?? "GET"; // always set on a server's request
-    const method = KNOWN_METHODS.has(original) ? original : "_OTHER";
+    const method = semconvMethod(original);
     recordActiveRequest(1, method);
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = trace
