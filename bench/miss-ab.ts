@@ -5,7 +5,7 @@
  *   - `redis`: the Redis part of a miss — admission, flight lock, generation, store, release — through each build's
  *     own `createSharedState` (a private redis-server, no OpenTelemetry). The other build is driven as it was
  *     before issue 29 (lock and generation by the flight, release after the store); this one as its service does.
- *   - `zep`: the Zep adapter's search for the default policy (2 scopes + the reply thread call) against the
+ *   - `zep`: the Zep adapter's search with replies on (2 scopes + the reply thread call; not the default's `following`) against the
  *     bench's fake Zep (bench/gateway/servers.ts), each build's `createZepBackend`.
  *   - `zep-slow`: the same with every answer of the fake Zep `ZEP_SLOW_MS` (default 5) ms late, its thread reads
  *     too, as a remote Zep's would be: what the calls' order costs in latency (searches and thread read in turn,
