@@ -4,13 +4,12 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { getTokenizer } from "../../src/pipeline/tokenizers";
 import type { RetrievalPayload } from "../../src/retrieval/payload";
-import { cliLines } from "../helpers/cli";
+import { cliLines, scratchFiles } from "../helpers/cli";
 
 const ROOT = resolve(__dirname, "../..");
 const EXAMPLE_POLICY = join(ROOT, "examples", "replay-policy.yaml");
@@ -24,20 +23,9 @@ const SHIPPED = [
 
 const cli = cliLines;
 
-let dir = "";
 /** Writes `text` to a fresh file in this suite's temporary directory and returns its path. */
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "memgate-cli-"));
-});
-afterAll(() => {
-  if (dir !== "") rmSync(dir, { recursive: true, force: true });
-});
+const scratch = scratchFiles("memgate-cli-");
+const file = scratch.file;
 
 /** `file:line: path: message` (path omitted for whole-file problems such as a YAML syntax error). */
 const PROBLEM_LINE = /^(?<file>[^:]+):(?<line>\d+): (?:(?<path>[A-Za-z_][\w.[\]]*): )?(?<message>.+)$/;
@@ -92,7 +80,7 @@ describe("memgate policy validate", () => {
     const broken = file("broken.yaml", "name: x\nversion: 1\nretrieval: {topK: 3\n");
     const list = file("list.yaml", "- name: x\n");
     const empty = file("missing.yaml", "description: no name, no version\n");
-    const absent = join(dir, "does-not-exist.yaml");
+    const absent = scratch.path("does-not-exist.yaml");
     const run = await cli("policy", "validate", broken, list, empty, absent);
     expect(run.code).toBe(2);
     for (const line of run.err) expect(line).not.toContain("\n");
@@ -429,7 +417,7 @@ describe("memgate replay", () => {
     ).toMatch(/: results\[0\]: .*"typ"/);
     const noUser = file("no-user.json", JSON.stringify({ query: "q", results: [] }));
     expect(await rejected("replay", "--policy", EXAMPLE_POLICY, "--input", noUser)).toMatch(/: userId: /);
-    const absent = join(dir, "absent.json");
+    const absent = scratch.path("absent.json");
     expect(await rejected("replay", "--policy", EXAMPLE_POLICY, "--input", absent)).toBe(
       `${absent}: cannot read the file`,
     );

@@ -4,20 +4,14 @@
  * (src/eval/searches.ts), `--record` keeps it beside the first, a replay answers it from there, and a recorded
  * file without it is refused (exit 2) rather than measured as if the round had not run.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { cliText, jsonl } from "../helpers/cli";
+import { readFileSync } from "node:fs";
+import { cliText, jsonl, scratchFiles } from "../helpers/cli";
 import { EXPANSION_RECORDS as MEMORIES, EXPANSION_QUERY as QUERY } from "../helpers/expansion-conversation";
 
 const cli = cliText;
 
-let dir = "";
-const file = (name: string, text: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const scratch = scratchFiles("memgate-eval-expansion-", "each");
+const file = scratch.file;
 
 const QUESTIONS = [
   {
@@ -39,18 +33,13 @@ budget: { fill: true, maxMemories: 5 }
 sufficiency: { enabled: true, expand: true, threshold: 0.99${extra} }
 `;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "memgate-eval-expansion-"));
-});
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
 describe("memgate eval: the expansion round with the missing words", () => {
   test("live: the second search goes to the backend, is recorded, and a replay answers it from the file", async () => {
     const memories = file("memories.jsonl", jsonl(MEMORIES));
     const golden = file("questions.jsonl", jsonl(QUESTIONS));
     const missing = file("missing.yaml", policy("missing", ", expandWith: missing"));
     const more = file("more.yaml", policy("more", ""));
-    const recorded = join(dir, "recorded.jsonl");
+    const recorded = scratch.path("recorded.jsonl");
     const live = await cli(
       "eval",
       "--golden",
@@ -114,7 +103,7 @@ describe("memgate eval: the expansion round with the missing words", () => {
     const golden = file("questions.jsonl", jsonl(QUESTIONS));
     const more = file("more.yaml", policy("more", ""));
     const missing = file("missing.yaml", policy("missing", ", expandWith: missing"));
-    const recorded = join(dir, "recorded.jsonl");
+    const recorded = scratch.path("recorded.jsonl");
     // Recorded with a policy that never searches with the missing words.
     expect(
       (

@@ -2,19 +2,13 @@
  * `memgate eval --budgets … --chart …` through `main(argv, io)`: quality against tokens on a set small enough to
  * work out by hand, the chart file, and budgets refused as a policy's `retrieval.maxTokens` would be.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { cliText, jsonl } from "../helpers/cli";
+import { readFileSync } from "node:fs";
+import { cliText, jsonl, scratchFiles } from "../helpers/cli";
 
 const cli = cliText;
 
-let dir = "";
-const file = (name: string, text: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const scratch = scratchFiles("memgate-sweep-");
+const file = scratch.file;
 
 /** Exactly `chars` characters (4 per approx token), starting with `head`. */
 const sized = (head: string, chars: number) => `${head}${" filler".repeat(chars)}`.slice(0, chars);
@@ -62,7 +56,6 @@ let two = "";
 let one = "";
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "memgate-sweep-"));
   golden = file("golden.jsonl", jsonl(QUESTIONS));
   const [q1, q2, q3] = QUESTIONS;
   if (q1 === undefined || q2 === undefined || q3 === undefined) throw new Error("questions");
@@ -73,7 +66,6 @@ beforeAll(() => {
   two = file("two.yaml", policy("two", 2));
   one = file("one.yaml", policy("one", 1));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const sweepArgs = (...more: string[]) => [
   "eval",
@@ -176,8 +168,8 @@ describe("memgate eval --budgets", () => {
   });
 
   test("--chart writes the SVG, byte for byte the same on a second run", async () => {
-    const first = join(dir, "first.svg");
-    const second = join(dir, "second.svg");
+    const first = scratch.path("first.svg");
+    const second = scratch.path("second.svg");
     expect((await cli(...sweepArgs("--budgets", "100,150,200", "--chart", first))).code).toBe(0);
     expect((await cli(...sweepArgs("--budgets", "100,150,200", "--chart", second))).code).toBe(0);
     const svg = readFileSync(first, "utf8");

@@ -2,19 +2,13 @@
  * `memgate eval` through `main(argv, io)`, as bin/memgate.js calls it: golden set × policies on identical
  * candidates, the report, --record/--candidates, --json, --diff, threshold gates and bad input.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { cliText, jsonl } from "../helpers/cli";
+import { readFileSync } from "node:fs";
+import { cliText, jsonl, scratchFiles } from "../helpers/cli";
 
 const cli = cliText;
 
-let dir = "";
-const file = (name: string, text: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const scratch = scratchFiles("memgate-eval-");
+const file = scratch.file;
 
 /** Two users; the answers sit in the third sentence of long messages, where a leading clip cuts them. */
 const MEMORIES = [
@@ -97,13 +91,11 @@ let lead = "";
 let rel = "";
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "memgate-eval-"));
   data = file("memories.jsonl", jsonl(MEMORIES));
   golden = file("golden.jsonl", `// a comment line\n${jsonl(QUESTIONS)}`);
   lead = file("lead.yaml", LEADING);
   rel = file("rel.yaml", RELEVANT);
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const base = () => ["eval", "--golden", golden, "--backend", "local", "--data", data];
 
@@ -161,7 +153,7 @@ describe("memgate eval", () => {
   });
 
   test("--record, then --candidates: the same report without the backend", async () => {
-    const recorded = join(dir, "recorded.jsonl");
+    const recorded = scratch.path("recorded.jsonl");
     const live = await cli(...base(), "--policy", rel, "--record", recorded, "--json");
     expect(live.code).toBe(0);
     expect(readFileSync(recorded, "utf8").split("\n")[0]).toMatch(/^\/\/ memgate eval candidates/);
@@ -205,7 +197,7 @@ describe("memgate eval", () => {
   });
 
   test("--policy takes a directory (every policy file in it, by name)", async () => {
-    const run = await cli(...base(), "--policy", dir, "--json");
+    const run = await cli(...base(), "--policy", scratch.dir, "--json");
     expect(run.code).toBe(0);
     expect(JSON.parse(run.out).policies.map((p: { label: string }) => p.label)).toEqual(["lead", "rel"]);
   });
@@ -296,7 +288,7 @@ describe("memgate eval", () => {
     ],
     [
       "a missing policy file",
-      () => [...base(), "--policy", join(dir, "nope.yaml")],
+      () => [...base(), "--policy", scratch.path("nope.yaml")],
       /^--policy: .*nope\.yaml: no such file or directory/,
     ],
     [

@@ -5,13 +5,12 @@
  * variables, and a description on every property of `memgate policy schema`.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { envSchema } from "../../src/config/env";
 import { ENV_HELP } from "../../src/config/env-help";
 import { hashKey } from "../../src/tenants/keys";
-import { cliLines } from "../helpers/cli";
+import { cliLines, scratchFiles } from "../helpers/cli";
 
 const ROOT = resolve(__dirname, "../..");
 const BIN = join(ROOT, "bin/memgate.js");
@@ -19,23 +18,14 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as
 
 const cli = cliLines;
 
-let dir = "";
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  mkdirSync(join(path, ".."), { recursive: true });
-  writeFileSync(path, text);
-  return path;
-}
+const scratch = scratchFiles("memgate-cli28-");
+const file = scratch.file;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "memgate-cli28-"));
   if (!existsSync(join(ROOT, "dist/cli/main.js"))) {
     const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`npm run build failed: ${r.stderr}`);
   }
-});
-afterAll(() => {
-  if (dir !== "") rmSync(dir, { recursive: true, force: true });
 });
 
 const bin = (...args: string[]) =>
@@ -47,7 +37,7 @@ const bin = (...args: string[]) =>
 
 describe("memgate policy validate <dir>", () => {
   test("a directory: every policy file in it, one line each; --json reports each file", async () => {
-    const d = join(dir, "pols");
+    const d = scratch.path("pols");
     file("pols/a.yaml", "name: a\nversion: 1\n");
     file("pols/b.yaml", "name: b\nversion: 2\nretrieval:\n  topK: 50\n");
     file("pols/notes.txt", "not a policy");
@@ -91,11 +81,11 @@ describe("memgate policy validate <dir>", () => {
     const report = JSON.parse(shipped.out.join("\n"));
     expect(report.ok).toBe(true);
     expect(report.files.length).toBeGreaterThan(0);
-    mkdirSync(join(dir, "empty"));
-    const empty = await cli("policy", "validate", join(dir, "empty"));
+    mkdirSync(scratch.path("empty"));
+    const empty = await cli("policy", "validate", scratch.path("empty"));
     expect(empty.code).toBe(2);
     expect(empty.err).toEqual([
-      `${join(dir, "empty")}: no policy files (*.yaml, *.yml, *.json) in this directory`,
+      `${scratch.path("empty")}: no policy files (*.yaml, *.yml, *.json) in this directory`,
     ]);
   });
 });
@@ -206,13 +196,13 @@ ${extra}`;
     const unset = await cli("tenants", "validate", file("t/env.yaml", tenants()));
     expect(unset.code).toBe(2);
     expect(unset.err).toEqual([
-      `${join(dir, "t/env.yaml")}:7: tenants[0].backends.zep.apiKeyEnv: tenant "acme": environment variable CLI28_ZEP_KEY is not set`,
+      `${scratch.path("t/env.yaml")}:7: tenants[0].backends.zep.apiKeyEnv: tenant "acme": environment variable CLI28_ZEP_KEY is not set`,
     ]);
-    const missing = await cli("tenants", "validate", join(dir, "t/nope.yaml"));
+    const missing = await cli("tenants", "validate", scratch.path("t/nope.yaml"));
     expect(missing).toEqual({
       code: 2,
       out: [],
-      err: [`${join(dir, "t/nope.yaml")}: cannot read the file (ENOENT)`],
+      err: [`${scratch.path("t/nope.yaml")}: cannot read the file (ENOENT)`],
     });
   });
 
@@ -251,7 +241,7 @@ ${extra}`;
     process.env.CLI28_ZEP_KEY = "zep-secret";
     try {
       const f = file("t/pol.yaml", tenants());
-      const pols = join(dir, "t-pols");
+      const pols = scratch.path("t-pols");
       file("t-pols/default.yaml", "name: default\nversion: 1\n");
       const run = await cli("tenants", "validate", f, "--policy-dir", pols);
       expect(run.code).toBe(2);

@@ -1,7 +1,10 @@
 /**
- * `memgate <argv>` run in-process through the CLI's own entry (src/cli/main.ts), its output collected: the runner
- * every CLI suite shares.
+ * `memgate <argv>` run in-process through the CLI's own entry (src/cli/main.ts), its output collected, and the
+ * temporary files the CLI suites give it: what every CLI suite shares.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { main } from "../../src/cli/main";
 
 /** A run's exit code and its output, line by line. */
@@ -33,3 +36,40 @@ export async function cliText(...argv: string[]): Promise<CliText> {
 /** Rows as JSON Lines (one object per line, a final newline). */
 export const jsonl = (rows: readonly object[]): string =>
   `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`;
+
+/**
+ * A temporary directory for a suite's files, made before its tests and removed after them (`each`: one afresh for
+ * every test). Call it at the top of a test file, before the hooks that write into it.
+ */
+export function scratchFiles(prefix: string, scope: "suite" | "each" = "suite") {
+  let dir = "";
+  const make = () => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  };
+  const remove = () => {
+    if (dir !== "") rmSync(dir, { recursive: true, force: true });
+  };
+  if (scope === "each") {
+    beforeEach(make);
+    afterEach(remove);
+  } else {
+    beforeAll(make);
+    afterAll(remove);
+  }
+  /** The path of `name` in the directory. */
+  const path = (name: string): string => join(dir, name);
+  return {
+    /** The directory itself (made before the suite's, or each test's, hooks run). */
+    get dir(): string {
+      return dir;
+    },
+    path,
+    /** Writes `text` to `name` (its folders made as needed) and returns its path. */
+    file(name: string, text: string): string {
+      const at = path(name);
+      mkdirSync(dirname(at), { recursive: true });
+      writeFileSync(at, text);
+      return at;
+    },
+  };
+}
